@@ -1,0 +1,412 @@
+/* plume cook SCENE: cook a scene frame by frame, with progress, Ctrl-C and statistics. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "scene.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char cook_usage[] =
+    "usage: plume cook SCENE [options]\n"
+    "  --frames A-B          frame range (default: the scene's)\n"
+    "  --out DIR             output folder (default: out/<scene name>)\n"
+    "  --device cpu|cuda|auto\n"
+    "  --threads N           worker threads (default: one per core)\n"
+    "  --mode eager|optimized\n"
+    "  --disable PASS,...    optimizer passes to switch off: listgen, demote, fusion, dse\n"
+    "  --stats FILE.json     write per-frame and total statistics\n"
+    "  --quiet               no progress output\n";
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    /* A second Ctrl-C kills the process the ordinary way. */
+    signal(SIGINT, SIG_DFL);
+}
+
+static int32_t is_cancelled(void *user)
+{
+    (void)user;
+    return interrupted;
+}
+
+static void log_cb(void *user, plume_log_level level, const char *msg)
+{
+    (void)user;
+    if (level == PLUME_LOG_WARNING)
+        fprintf(stderr, "\nplume: warning: %s\n", msg);
+    else if (level == PLUME_LOG_INFO && getenv("PLUME_VERBOSE"))
+        fprintf(stderr, "plume: %s\n", msg);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int parse_frames(const char *s, int64_t *a, int64_t *b)
+{
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (end == s)
+        return -1;
+    long long y = x;
+    if (*end == '-') {
+        const char *t = end + 1;
+        y = strtoll(t, &end, 10);
+        if (end == t)
+            return -1;
+    }
+    if (*end || y < x)
+        return -1;
+    *a = x;
+    *b = y;
+    return 0;
+}
+
+static int parse_disable(const char *s, uint32_t *mask)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (!strcmp(tok, "listgen"))
+            *mask |= PLUME_PASS_LISTGEN;
+        else if (!strcmp(tok, "demote"))
+            *mask |= PLUME_PASS_DEMOTE;
+        else if (!strcmp(tok, "fusion"))
+            *mask |= PLUME_PASS_FUSION;
+        else if (!strcmp(tok, "dse"))
+            *mask |= PLUME_PASS_DSE;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+static double active_voxels(const plume_plugin *api, plume_context *ctx, const scene *sc)
+{
+    double total = 0;
+    for (uint32_t i = 0; i < sc->nfields; i++) {
+        double v = 0;
+        if (api->field_stat(ctx, sc->field_names[i], PLUME_STAT_ACTIVE_VOXELS, &v) == PLUME_OK)
+            total += v;
+    }
+    return total;
+}
+
+/* Substeps for this frame from the CFL condition: the fastest voxel may cross at most `cfl`
+ * voxels per substep. */
+static uint32_t substeps_for(const plume_plugin *api, plume_context *ctx, const scene *sc, int *err)
+{
+    *err = 0;
+    if (sc->cfl <= 0 || !sc->velocity)
+        return sc->substeps_min;
+    double vmax = 0;
+    if (api->field_stat(ctx, sc->velocity, PLUME_STAT_MAX_ABS, &vmax) != PLUME_OK) {
+        *err = 1;
+        return 0;
+    }
+    double n = ceil(vmax / sc->fps / (sc->cfl * sc->voxel_size));
+    if (!(n >= sc->substeps_min))
+        n = sc->substeps_min;
+    if (n > sc->substeps_max)
+        n = sc->substeps_max;
+    return (uint32_t)n;
+}
+
+static void fmt_duration(double s, char *buf, size_t n)
+{
+    if (s < 60)
+        snprintf(buf, n, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static int write_stats(const char *path, json_t *root)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *stats_json(const plume_stats *s)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I}",
+                     "tasks_launched", (json_int_t)s->tasks_launched, "tasks_launched_serial",
+                     (json_int_t)s->tasks_launched_serial, "tasks_launched_range_for",
+                     (json_int_t)s->tasks_launched_range_for, "tasks_launched_struct_for",
+                     (json_int_t)s->tasks_launched_struct_for, "listgens", (json_int_t)s->listgens,
+                     "tasks_compiled", (json_int_t)s->tasks_compiled, "instructions",
+                     (json_int_t)s->instructions, "fused_tasks", (json_int_t)s->fused_tasks,
+                     "eliminated_stores", (json_int_t)s->eliminated_stores, "eliminated_tasks",
+                     (json_int_t)s->eliminated_tasks, "wall_s", s->wall_s, "backend_s", s->backend_s,
+                     "optimizer_s", s->optimizer_s, "compile_s", s->compile_s, "active_voxels",
+                     (json_int_t)s->active_voxels, "memory_bytes", (json_int_t)s->memory_bytes);
+}
+
+int cmd_cook(int argc, char **argv, const cli_common *c)
+{
+    const char *scene_path = NULL, *out_dir = NULL, *stats_path = NULL;
+    const char *frames = NULL;
+    int quiet = 0;
+    plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has_val = i + 1 < argc;
+        if (!strcmp(a, "--help")) {
+            fputs(cook_usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1] == '-' && !has_val) {
+            cli_error("cook", "%s needs a value", a);
+            return EXIT_USAGE;
+        } else if (!strcmp(a, "--frames")) {
+            frames = argv[++i];
+        } else if (!strcmp(a, "--out")) {
+            out_dir = argv[++i];
+        } else if (!strcmp(a, "--stats")) {
+            stats_path = argv[++i];
+        } else if (!strcmp(a, "--device")) {
+            const char *d = argv[++i];
+            if (!strcmp(d, "cpu"))
+                o.device = PLUME_DEVICE_CPU;
+            else if (!strcmp(d, "cuda"))
+                o.device = PLUME_DEVICE_CUDA;
+            else if (!strcmp(d, "auto"))
+                o.device = PLUME_DEVICE_AUTO;
+            else {
+                cli_error("cook", "--device must be cpu, cuda or auto, not '%s'", d);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--threads")) {
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            if (*end || t < 0 || t > 1024) {
+                cli_error("cook", "--threads must be a number from 0 to 1024");
+                return EXIT_USAGE;
+            }
+            o.threads = (uint32_t)t;
+        } else if (!strcmp(a, "--mode")) {
+            const char *m = argv[++i];
+            if (!strcmp(m, "eager"))
+                o.mode = PLUME_MODE_EAGER;
+            else if (!strcmp(m, "optimized"))
+                o.mode = PLUME_MODE_OPTIMIZED;
+            else {
+                cli_error("cook", "--mode must be eager or optimized, not '%s'", m);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--disable")) {
+            if (parse_disable(argv[++i], &o.disabled_passes)) {
+                cli_error("cook", "--disable takes a list of listgen, demote, fusion, dse");
+                return EXIT_USAGE;
+            }
+        } else if (a[0] == '-') {
+            cli_error("cook", "unknown option '%s' (plume cook --help)", a);
+            return EXIT_USAGE;
+        } else if (!scene_path) {
+            scene_path = a;
+        } else {
+            cli_error("cook", "only one scene at a time ('%s' and '%s')", scene_path, a);
+            return EXIT_USAGE;
+        }
+    }
+    if (!scene_path) {
+        cli_error("cook", "which scene? (plume cook SCENE)");
+        fputs(cook_usage, stderr);
+        return EXIT_USAGE;
+    }
+    int64_t fa = 0, fb = 0;
+    if (frames && parse_frames(frames, &fa, &fb)) {
+        cli_error("cook", "--frames must look like 1-24 or 5, not '%s'", frames);
+        return EXIT_USAGE;
+    }
+
+    char err[8192];
+    scene sc;
+    if (scene_load(&sc, scene_path, err, sizeof err)) {
+        cli_error("cook", "%s", err);
+        scene_free(&sc);
+        return EXIT_WORK;
+    }
+    if (frames) {
+        sc.frame_start = fa;
+        sc.frame_end = fb;
+    }
+    char default_out[4096];
+    if (!out_dir) {
+        snprintf(default_out, sizeof default_out, "out/%s", sc.name);
+        out_dir = default_out;
+    }
+
+    host_plugin p;
+    if (cli_load("cook", c, &p)) {
+        scene_free(&sc);
+        return EXIT_WORK;
+    }
+    const plume_plugin *api = p.api;
+    plume_host h = {sizeof h, NULL, log_cb, NULL, is_cancelled};
+    plume_context *ctx = NULL;
+    int rc = EXIT_WORK;
+    json_t *frames_json = json_array();
+    if (api->context_create(&o, &h, &ctx) != PLUME_OK) {
+        cli_error("cook", "%s", api->last_error(NULL));
+        goto done;
+    }
+    if (mkdir_p(out_dir) != 0) {
+        cli_error("cook", "cannot create output folder %s: %s", out_dir, strerror(errno));
+        goto done;
+    }
+    if (scene_instantiate(&sc, api, ctx, out_dir, err, sizeof err)) {
+        cli_error("cook", "%s", err);
+        goto done;
+    }
+    plume_context_info ci = {.struct_size = sizeof ci};
+    api->context_info(ctx, &ci);
+    if (ci.device_note && ci.device_note[0])
+        fprintf(stderr, "plume: %s\n", ci.device_note);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    int tty = isatty(2) && !quiet;
+    int64_t nframes = sc.frame_end - sc.frame_start + 1;
+    if (!quiet)
+        fprintf(stderr, "plume: cooking %s, frames %lld-%lld on %s -> %s/\n", sc.path,
+                (long long)sc.frame_start, (long long)sc.frame_end, ci.device_name, out_dir);
+    double t_start = now_s();
+    double frame_dt = 1.0 / sc.fps;
+    plume_status st = PLUME_OK;
+    if (sc.init.count) {
+        plume_cook_info info = {sizeof info, sc.frame_start, (double)sc.frame_start * frame_dt, 0, 0, 1};
+        st = api->cook(ctx, sc.init.nodes, sc.init.count, &info);
+    }
+    int64_t done_frames = 0;
+    for (int64_t f = sc.frame_start; st == PLUME_OK && f <= sc.frame_end; f++) {
+        double t0 = now_s();
+        int serr;
+        uint32_t nsub = sc.substep.count ? substeps_for(api, ctx, &sc, &serr) : 1;
+        if (sc.substep.count && serr) {
+            st = PLUME_ERR_INTERNAL;
+            break;
+        }
+        for (uint32_t s = 0; st == PLUME_OK && s < nsub && sc.substep.count; s++) {
+            plume_cook_info info = {sizeof info, f, ((double)f + (double)s / nsub) * frame_dt,
+                                    frame_dt / nsub, s, nsub};
+            st = api->cook(ctx, sc.substep.nodes, sc.substep.count, &info);
+        }
+        if (st == PLUME_OK && sc.frame.count) {
+            plume_cook_info info = {sizeof info, f, (double)(f + 1) * frame_dt, frame_dt, nsub, nsub};
+            st = api->cook(ctx, sc.frame.nodes, sc.frame.count, &info);
+        }
+        if (st == PLUME_OK)
+            st = api->sync(ctx);
+        if (st != PLUME_OK)
+            break;
+        done_frames++;
+        double ms = (now_s() - t0) * 1e3;
+        double voxels = active_voxels(api, ctx, &sc);
+        json_array_append_new(frames_json, json_pack("{s:I, s:f, s:i, s:f}", "frame", (json_int_t)f, "ms",
+                                                     ms, "substeps", (int)nsub, "active_voxels", voxels));
+        double elapsed = now_s() - t_start;
+        char eta[32];
+        fmt_duration(elapsed / (double)done_frames * (double)(nframes - done_frames), eta, sizeof eta);
+        if (tty)
+            fprintf(stderr, "\r\033[Kframe %lld/%lld (%lld)  %.0f active voxels  %.1f ms/frame  ETA %s",
+                    (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, eta);
+        else if (!quiet)
+            fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substeps\n",
+                    (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub);
+    }
+    if (tty)
+        fputc('\n', stderr);
+    if (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK)) {
+        cli_error("cook", "cancelled after %lld of %lld frames; complete frames are in %s/",
+                  (long long)done_frames, (long long)nframes, out_dir);
+        goto stats;
+    }
+    if (st != PLUME_OK) {
+        cli_error("cook", "%s: frame %lld: %s", sc.path, (long long)(sc.frame_start + done_frames),
+                  api->last_error(ctx));
+        goto stats;
+    }
+    if (!quiet)
+        fprintf(stderr, "plume: cooked %lld frames in %.2f s; output in %s/ (%d files)\n",
+                (long long)nframes, now_s() - t_start, out_dir, count_files(out_dir));
+    rc = 0;
+stats:
+    if (stats_path) {
+        plume_stats s = {.struct_size = sizeof s};
+        api->get_stats(ctx, &s);
+        json_t *root = json_pack("{s:s, s:s, s:s, s:O, s:o}", "scene", sc.path, "device", ci.device_name,
+                                 "mode", o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "frames",
+                                 frames_json, "totals", stats_json(&s));
+        if (write_stats(stats_path, root) != 0) {
+            cli_error("cook", "cannot write statistics to %s", stats_path);
+            rc = EXIT_WORK;
+        }
+        json_decref(root);
+    }
+done:
+    json_decref(frames_json);
+    if (ctx)
+        api->context_destroy(ctx);
+    host_plugin_unload(&p);
+    scene_free(&sc);
+    return rc;
+}

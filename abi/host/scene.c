@@ -1,0 +1,506 @@
+#define _GNU_SOURCE
+#include "scene.h"
+
+#include <jansson.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Error reporting: "<file>: <json path>: <message>". */
+static int fail(const scene *sc, char *err, size_t n, const char *jpath, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int fail(const scene *sc, char *err, size_t n, const char *jpath, const char *fmt, ...)
+{
+    int k = snprintf(err, n, "%s: %s: ", sc->path, jpath);
+    if (k < 0 || (size_t)k >= n)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + k, n - (size_t)k, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+static int known_key(const char *key, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (!strcmp(key, *keys))
+            return 1;
+    return 0;
+}
+
+/* Unknown keys are errors: a typo in a scene should not be silently ignored. */
+static int check_keys(const scene *sc, json_t *obj, const char *jpath, const char *const *keys,
+                      char *err, size_t n)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        if (!known_key(key, keys)) {
+            char all[512] = "";
+            for (const char *const *k = keys; *k; k++) {
+                strncat(all, *k, sizeof all - strlen(all) - 3);
+                if (k[1])
+                    strncat(all, ", ", sizeof all - strlen(all) - 1);
+            }
+            return fail(sc, err, n, jpath, "unknown key '%s' (expected one of: %s)", key, all);
+        }
+    }
+    return 0;
+}
+
+static int get_number(const scene *sc, json_t *obj, const char *key, const char *jpath,
+                      double *out, int required, char *err, size_t n)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required)
+            return fail(sc, err, n, jpath, "missing key '%s' (a number)", key);
+        return 0;
+    }
+    if (!json_is_number(v))
+        return fail(sc, err, n, jpath, "'%s' must be a number, not %s", key, kind(v));
+    *out = json_number_value(v);
+    return 0;
+}
+
+int scene_load(scene *sc, const char *path, char *err, size_t n)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->path = strdup(path);
+    char *tmp = strdup(path);
+    sc->dir = strdup(dirname(tmp));
+    free(tmp);
+    sc->frame_start = 1;
+    sc->frame_end = 24;
+    sc->fps = 24;
+    sc->substeps_min = sc->substeps_max = 1;
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        if (je.line > 0)
+            snprintf(err, n, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+        else
+            snprintf(err, n, "%s: %s", path, je.text);
+        return -1;
+    }
+    sc->json = root;
+    if (!json_is_object(root))
+        return fail(sc, err, n, "$", "a scene must be a JSON object, not %s", kind(root));
+    static const char *const top_keys[] = {"plume_scene", "name", "description", "frames", "substeps",
+                                           "fields", "nodes", "init", "substep", "frame", NULL};
+    if (check_keys(sc, root, "$", top_keys, err, n))
+        return -1;
+    json_t *ver = json_object_get(root, "plume_scene");
+    if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+        return fail(sc, err, n, "$.plume_scene", "must be 1 (the scene format version)");
+    json_t *name = json_object_get(root, "name");
+    if (name && !json_is_string(name))
+        return fail(sc, err, n, "$.name", "must be a string, not %s", kind(name));
+    if (name) {
+        sc->name = strdup(json_string_value(name));
+    } else {
+        char *t = strdup(path);
+        char *b = basename(t);
+        char *dot = strrchr(b, '.');
+        if (dot)
+            *dot = 0;
+        sc->name = strdup(b);
+        free(t);
+    }
+
+    json_t *frames = json_object_get(root, "frames");
+    if (frames) {
+        if (!json_is_object(frames))
+            return fail(sc, err, n, "$.frames", "must be an object like {\"start\": 1, \"end\": 24, \"fps\": 24}");
+        static const char *const keys[] = {"start", "end", "fps", NULL};
+        double a = (double)sc->frame_start, b = (double)sc->frame_end;
+        if (check_keys(sc, frames, "$.frames", keys, err, n) ||
+            get_number(sc, frames, "start", "$.frames", &a, 0, err, n) ||
+            get_number(sc, frames, "end", "$.frames", &b, 0, err, n) ||
+            get_number(sc, frames, "fps", "$.frames", &sc->fps, 0, err, n))
+            return -1;
+        if (a != (int64_t)a || b != (int64_t)b || b < a)
+            return fail(sc, err, n, "$.frames", "start and end must be integers with start <= end");
+        if (!(sc->fps > 0))
+            return fail(sc, err, n, "$.frames.fps", "must be > 0");
+        sc->frame_start = (int64_t)a;
+        sc->frame_end = (int64_t)b;
+    }
+    json_t *sub = json_object_get(root, "substeps");
+    if (sub) {
+        if (!json_is_object(sub))
+            return fail(sc, err, n, "$.substeps", "must be an object like {\"min\": 1, \"max\": 4, \"cfl\": 1.0, \"velocity\": \"vel\"}");
+        static const char *const keys[] = {"min", "max", "cfl", "velocity", NULL};
+        double mn = 1, mx = 1;
+        if (check_keys(sc, sub, "$.substeps", keys, err, n) ||
+            get_number(sc, sub, "min", "$.substeps", &mn, 0, err, n) ||
+            get_number(sc, sub, "max", "$.substeps", &mx, 0, err, n) ||
+            get_number(sc, sub, "cfl", "$.substeps", &sc->cfl, 0, err, n))
+            return -1;
+        if (mn < 1 || mx < mn || mx > 1000 || mn != (int)mn || mx != (int)mx)
+            return fail(sc, err, n, "$.substeps", "need integers 1 <= min <= max <= 1000");
+        if (sc->cfl < 0)
+            return fail(sc, err, n, "$.substeps.cfl", "must be >= 0");
+        sc->substeps_min = (uint32_t)mn;
+        sc->substeps_max = (uint32_t)mx;
+        json_t *vel = json_object_get(sub, "velocity");
+        if (vel && !json_is_string(vel))
+            return fail(sc, err, n, "$.substeps.velocity", "must be a field name");
+        if (vel)
+            sc->velocity = strdup(json_string_value(vel));
+    }
+
+    json_t *fields = json_object_get(root, "fields");
+    if (!json_is_array(fields) || json_array_size(fields) == 0)
+        return fail(sc, err, n, "$.fields", "a scene needs an array of fields");
+    json_t *nodes = json_object_get(root, "nodes");
+    if (!json_is_array(nodes))
+        return fail(sc, err, n, "$.nodes", "a scene needs an array of nodes");
+    return 0;
+}
+
+static int vec3_of(json_t *v, double out[3])
+{
+    if (!json_is_array(v) || json_array_size(v) != 3)
+        return -1;
+    for (int k = 0; k < 3; k++) {
+        json_t *c = json_array_get(v, (size_t)k);
+        if (!json_is_number(c))
+            return -1;
+        out[k] = json_number_value(c);
+    }
+    return 0;
+}
+
+static int declare_fields(scene *sc, const plume_plugin *api, plume_context *ctx, char *err, size_t n)
+{
+    json_t *fields = json_object_get(sc->json, "fields");
+    size_t i;
+    json_t *f;
+    sc->field_names = calloc(json_array_size(fields), sizeof *sc->field_names);
+    json_array_foreach(fields, i, f) {
+        char jp[64];
+        snprintf(jp, sizeof jp, "$.fields[%zu]", i);
+        if (!json_is_object(f))
+            return fail(sc, err, n, jp, "a field must be an object, not %s", kind(f));
+        static const char *const keys[] = {"name", "type", "layout", "voxel_size", "origin", "background", NULL};
+        if (check_keys(sc, f, jp, keys, err, n))
+            return -1;
+        plume_field_desc d = {sizeof d, NULL, PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+        json_t *name = json_object_get(f, "name");
+        if (!json_is_string(name) || !json_string_length(name))
+            return fail(sc, err, n, jp, "missing 'name' (a non-empty string)");
+        d.name = json_string_value(name);
+        json_t *type = json_object_get(f, "type");
+        if (type) {
+            const char *t = json_is_string(type) ? json_string_value(type) : "";
+            if (!strcmp(t, "f32") || !strcmp(t, "float"))
+                d.value_type = PLUME_VALUE_F32;
+            else if (!strcmp(t, "vec3"))
+                d.value_type = PLUME_VALUE_VEC3;
+            else
+                return fail(sc, err, n, jp, "'type' must be \"f32\" or \"vec3\"");
+        }
+        json_t *layout = json_object_get(f, "layout");
+        if (layout && !json_is_string(layout))
+            return fail(sc, err, n, jp, "'layout' must be a string such as \"default\"");
+        if (layout && strcmp(json_string_value(layout), "default"))
+            d.layout = json_string_value(layout);
+        if (get_number(sc, f, "voxel_size", jp, &d.voxel_size, 1, err, n))
+            return -1;
+        json_t *origin = json_object_get(f, "origin");
+        if (origin && vec3_of(origin, d.origin))
+            return fail(sc, err, n, jp, "'origin' must be an array of 3 numbers");
+        json_t *bg = json_object_get(f, "background");
+        if (bg && json_is_number(bg)) {
+            d.background[0] = d.background[1] = d.background[2] = json_number_value(bg);
+        } else if (bg && vec3_of(bg, d.background)) {
+            return fail(sc, err, n, jp, "'background' must be a number or an array of 3 numbers");
+        }
+        if (api->field_declare(ctx, &d) != PLUME_OK)
+            return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+        if (sc->voxel_size == 0 || d.voxel_size < sc->voxel_size)
+            sc->voxel_size = d.voxel_size;
+        sc->field_names[sc->nfields++] = strdup(d.name);
+    }
+    return 0;
+}
+
+static const plume_param_desc *find_param(const plume_node_desc *d, const char *id)
+{
+    for (uint32_t i = 0; i < d->param_count; i++)
+        if (!strcmp(d->params[i].id, id))
+            return &d->params[i];
+    return NULL;
+}
+
+static char *read_text_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *g = realloc(buf, cap);
+            if (!g) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = g;
+        }
+        size_t k = fread(buf + len, 1, 4096, f);
+        len += k;
+        if (k < 4096)
+            break;
+    }
+    fclose(f);
+    buf[len] = 0;
+    return buf;
+}
+
+static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plume_node *node,
+                     const plume_node_desc *nd, const char *key, json_t *v, const char *jp,
+                     const char *out_dir, char *err, size_t n)
+{
+    const plume_param_desc *p = find_param(nd, key);
+    if (!p)
+        return fail(sc, err, n, jp, "node type %s has no parameter '%s' (see `plume nodes`)", nd->id, key);
+    plume_status st = PLUME_OK;
+    switch (p->type) {
+    case PLUME_PARAM_BOOL:
+        if (!json_is_boolean(v))
+            return fail(sc, err, n, jp, "'%s' must be true or false, not %s", key, kind(v));
+        st = api->node_set_bool(node, key, json_is_true(v));
+        break;
+    case PLUME_PARAM_INT:
+        if (!json_is_integer(v))
+            return fail(sc, err, n, jp, "'%s' must be an integer, not %s", key, kind(v));
+        st = api->node_set_int(node, key, (int64_t)json_integer_value(v));
+        break;
+    case PLUME_PARAM_FLOAT:
+        if (!json_is_number(v))
+            return fail(sc, err, n, jp, "'%s' must be a number, not %s", key, kind(v));
+        st = api->node_set_float(node, key, json_number_value(v));
+        break;
+    case PLUME_PARAM_VEC3: {
+        double vec[3];
+        if (vec3_of(v, vec))
+            return fail(sc, err, n, jp, "'%s' must be an array of 3 numbers", key);
+        st = api->node_set_vec3(node, key, vec);
+        break;
+    }
+    case PLUME_PARAM_CODE:
+        /* Code is given inline or as {"file": "kernels/x.pk"} relative to the scene. */
+        if (json_is_object(v)) {
+            json_t *file = json_object_get(v, "file");
+            if (!json_is_string(file))
+                return fail(sc, err, n, jp, "'%s' must be a string of code or {\"file\": \"path.pk\"}", key);
+            const char *rel = json_string_value(file);
+            char full[4096];
+            snprintf(full, sizeof full, "%s%s%s", rel[0] == '/' ? "" : sc->dir, rel[0] == '/' ? "" : "/", rel);
+            char *text = read_text_file(full);
+            if (!text)
+                return fail(sc, err, n, jp, "cannot read kernel file %s", full);
+            st = api->node_set_string(node, key, text);
+            free(text);
+            break;
+        }
+        /* inline code is a string */
+        __attribute__((fallthrough));
+    case PLUME_PARAM_ENUM:
+    case PLUME_PARAM_STRING:
+        if (!json_is_string(v))
+            return fail(sc, err, n, jp, "'%s' must be a string, not %s", key, kind(v));
+        st = api->node_set_string(node, key, json_string_value(v));
+        break;
+    case PLUME_PARAM_FILE_PATH: {
+        if (!json_is_string(v))
+            return fail(sc, err, n, jp, "'%s' must be a file path string, not %s", key, kind(v));
+        const char *rel = json_string_value(v);
+        const char *base = (p->flags & PLUME_PARAM_FLAG_FILE_OUTPUT) ? out_dir : sc->dir;
+        char full[4096];
+        if (rel[0] == '/' || !base || !base[0])
+            snprintf(full, sizeof full, "%s", rel);
+        else
+            snprintf(full, sizeof full, "%s/%s", base, rel);
+        st = api->node_set_string(node, key, full);
+        break;
+    }
+    default:
+        return fail(sc, err, n, jp, "parameter '%s' has a type this host does not know", key);
+    }
+    if (st != PLUME_OK)
+        return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+    return 0;
+}
+
+/* Output FILE_PATH parameters left at their default still go under out_dir. */
+static int default_outputs(scene *sc, const plume_plugin *api, plume_context *ctx, plume_node *node,
+                           const plume_node_desc *nd, json_t *params, const char *out_dir,
+                           const char *jp, char *err, size_t n)
+{
+    for (uint32_t i = 0; i < nd->param_count; i++) {
+        const plume_param_desc *p = &nd->params[i];
+        if (p->type != PLUME_PARAM_FILE_PATH || !(p->flags & PLUME_PARAM_FLAG_FILE_OUTPUT))
+            continue;
+        if (params && json_object_get(params, p->id))
+            continue;
+        char full[4096];
+        snprintf(full, sizeof full, "%s/%s", out_dir, p->default_string);
+        if (api->node_set_string(node, p->id, full) != PLUME_OK)
+            return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+    }
+    return 0;
+}
+
+static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, const char *out_dir,
+                        char *err, size_t n)
+{
+    json_t *nodes = json_object_get(sc->json, "nodes");
+    sc->nodes = calloc(json_array_size(nodes) + 1, sizeof *sc->nodes);
+    size_t i;
+    json_t *nj;
+    json_array_foreach(nodes, i, nj) {
+        char jp[64];
+        snprintf(jp, sizeof jp, "$.nodes[%zu]", i);
+        if (!json_is_object(nj))
+            return fail(sc, err, n, jp, "a node must be an object, not %s", kind(nj));
+        static const char *const keys[] = {"name", "type", "params", "bind", NULL};
+        if (check_keys(sc, nj, jp, keys, err, n))
+            return -1;
+        json_t *name = json_object_get(nj, "name"), *type = json_object_get(nj, "type");
+        if (!json_is_string(name) || !json_string_length(name))
+            return fail(sc, err, n, jp, "missing 'name' (a non-empty string)");
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(json_string_value(json_object_get(json_array_get(nodes, k), "name")),
+                        json_string_value(name)))
+                return fail(sc, err, n, jp, "node name '%s' is used twice", json_string_value(name));
+        if (!json_is_string(type))
+            return fail(sc, err, n, jp, "missing 'type' (a node type id such as org.plume.source.sphere)");
+        const plume_node_desc *nd = api->find_node_type(json_string_value(type));
+        if (!nd) {
+            char tp[80];
+            snprintf(tp, sizeof tp, "%s.type", jp);
+            return fail(sc, err, n, tp, "unknown node type '%s' (`plume nodes` lists them)",
+                        json_string_value(type));
+        }
+        plume_node *node;
+        if (api->node_create(ctx, nd->id, json_string_value(name), &node) != PLUME_OK)
+            return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+        sc->nodes[sc->nnodes++] = node;
+        json_t *params = json_object_get(nj, "params");
+        if (params && !json_is_object(params))
+            return fail(sc, err, n, jp, "'params' must be an object");
+        const char *key;
+        json_t *v;
+        json_object_foreach(params, key, v) {
+            char pp[256];
+            snprintf(pp, sizeof pp, "%s.params.%s", jp, key);
+            if (set_param(sc, api, ctx, node, nd, key, v, pp, out_dir, err, n))
+                return -1;
+        }
+        if (default_outputs(sc, api, ctx, node, nd, params, out_dir, jp, err, n))
+            return -1;
+        json_t *bind = json_object_get(nj, "bind");
+        if (bind && !json_is_object(bind))
+            return fail(sc, err, n, jp, "'bind' must be an object of port: field");
+        json_object_foreach(bind, key, v) {
+            char bp[256];
+            snprintf(bp, sizeof bp, "%s.bind.%s", jp, key);
+            if (!json_is_string(v))
+                return fail(sc, err, n, bp, "must be a field name");
+            if (api->node_bind(node, key, json_string_value(v)) != PLUME_OK)
+                return fail(sc, err, n, bp, "%s", api->last_error(ctx));
+        }
+    }
+    return 0;
+}
+
+static int build_stage(scene *sc, const char *key, scene_stage *st, char *err, size_t n)
+{
+    json_t *arr = json_object_get(sc->json, key);
+    char jp[64];
+    snprintf(jp, sizeof jp, "$.%s", key);
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr))
+        return fail(sc, err, n, jp, "must be an array of node names");
+    st->nodes = calloc(json_array_size(arr) + 1, sizeof *st->nodes);
+    json_t *nodes = json_object_get(sc->json, "nodes");
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) {
+        snprintf(jp, sizeof jp, "$.%s[%zu]", key, i);
+        if (!json_is_string(v))
+            return fail(sc, err, n, jp, "must be a node name, not %s", kind(v));
+        size_t k;
+        json_t *nj;
+        int found = -1;
+        json_array_foreach(nodes, k, nj) {
+            if (!strcmp(json_string_value(json_object_get(nj, "name")), json_string_value(v)))
+                found = (int)k;
+        }
+        if (found < 0)
+            return fail(sc, err, n, jp, "no node named '%s' in $.nodes", json_string_value(v));
+        st->nodes[st->count++] = sc->nodes[found];
+    }
+    return 0;
+}
+
+int scene_instantiate(scene *sc, const plume_plugin *api, plume_context *ctx, const char *out_dir,
+                      char *err, size_t n)
+{
+    if (declare_fields(sc, api, ctx, err, n) || create_nodes(sc, api, ctx, out_dir, err, n) ||
+        build_stage(sc, "init", &sc->init, err, n) || build_stage(sc, "substep", &sc->substep, err, n) ||
+        build_stage(sc, "frame", &sc->frame, err, n))
+        return -1;
+    if (sc->velocity) {
+        int found = 0;
+        for (uint32_t i = 0; i < sc->nfields; i++)
+            found |= !strcmp(sc->field_names[i], sc->velocity);
+        if (!found)
+            return fail(sc, err, n, "$.substeps.velocity", "no field named '%s' in $.fields", sc->velocity);
+    }
+    if (!sc->init.count && !sc->substep.count && !sc->frame.count)
+        return fail(sc, err, n, "$", "nothing to cook: 'init', 'substep' and 'frame' are all empty");
+    return 0;
+}
+
+void scene_free(scene *sc)
+{
+    free(sc->path);
+    free(sc->dir);
+    free(sc->name);
+    free(sc->velocity);
+    if (sc->json)
+        json_decref(sc->json);
+    free(sc->nodes);
+    for (uint32_t i = 0; i < sc->nfields; i++)
+        free(sc->field_names[i]);
+    free(sc->field_names);
+    free(sc->init.nodes);
+    free(sc->substep.nodes);
+    free(sc->frame.nodes);
+    memset(sc, 0, sizeof *sc);
+}

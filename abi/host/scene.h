@@ -1,0 +1,44 @@
+/* Scene files (JSON): fields, nodes with parameters and bindings, and which nodes run at init,
+ * per substep and per frame. See docs/scene-format.md. Errors name the file, the JSON path
+ * ($.nodes[2].params.radius) and what was expected. Single-threaded. */
+#ifndef PLUME_HOST_SCENE_H
+#define PLUME_HOST_SCENE_H
+
+#include "plume/plume.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct scene_stage {
+    plume_node **nodes;
+    uint32_t count;
+} scene_stage;
+
+typedef struct scene {
+    char *path;          /* as given */
+    char *dir;           /* folder of the scene file, for relative input paths */
+    char *name;
+    int64_t frame_start, frame_end;
+    double fps;
+    uint32_t substeps_min, substeps_max;
+    double cfl;          /* 0: fixed substeps_min per frame */
+    char *velocity;      /* field used for the CFL condition, or NULL */
+    double voxel_size;   /* the smallest voxel size of the scene's fields */
+    void *json;          /* json_t*, owned */
+    plume_node **nodes;  /* all nodes, owned by the context */
+    uint32_t nnodes;
+    char **field_names;
+    uint32_t nfields;
+    scene_stage init, substep, frame;
+} scene;
+
+/* Reads and checks the file's structure. Returns 0, or -1 with a message in err. */
+int scene_load(scene *sc, const char *path, char *err, size_t errlen);
+/* Declares the fields and creates the nodes in ctx. FILE_PATH parameters the node writes
+ * (PLUME_PARAM_FLAG_FILE_OUTPUT) are resolved against out_dir, ones it reads against the
+ * scene's folder. Returns 0, or -1 with a message. */
+int scene_instantiate(scene *sc, const plume_plugin *api, plume_context *ctx, const char *out_dir,
+                      char *err, size_t errlen);
+void scene_free(scene *sc);
+
+#endif

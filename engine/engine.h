@@ -1,0 +1,79 @@
+/* engine.h — the engine's internal API for plugin/ (never seen by hosts).
+ *
+ * An eng_context owns the fields of one simulation object and, later, the kernels, the task
+ * queue and the backend that runs them. Every function here is called by one thread at a time
+ * per context (the plugin's context thread); different contexts are independent.
+ *
+ * Errors: functions return 0 on success or an ENG_E* code and write a message into the
+ * context's error buffer (eng_error()). Nothing here aborts.
+ */
+#ifndef PLUME_ENGINE_H
+#define PLUME_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    ENG_OK = 0,
+    ENG_EINVAL = 1,   /* bad argument */
+    ENG_ENOTFOUND = 2,
+    ENG_EEXIST = 3,
+    ENG_ETYPE = 4,
+    ENG_ENOMEM = 5,   /* memory budget exceeded */
+    ENG_EINTERNAL = 6
+};
+
+typedef enum eng_type { ENG_F32 = 0, ENG_VEC3 = 1 } eng_type;
+
+typedef struct eng_options {
+    int threads;               /* 0: one per core */
+    uint64_t memory_budget;    /* bytes; 0: default */
+} eng_options;
+
+typedef struct eng_context eng_context;
+typedef struct eng_field eng_field;
+
+typedef struct eng_field_desc {
+    const char *name;
+    eng_type type;
+    const char *layout;        /* NULL/"" for the default volume layout */
+    double voxel_size;
+    double origin[3];
+    float background[3];
+} eng_field_desc;
+
+/* Creates a context; NULL only when out of host memory. */
+eng_context *eng_create(const eng_options *opt);
+void eng_destroy(eng_context *ctx);
+const char *eng_error(const eng_context *ctx);
+uint64_t eng_memory_bytes(const eng_context *ctx);
+uint64_t eng_memory_budget(const eng_context *ctx);
+int eng_threads(const eng_context *ctx);
+
+/* Fields are owned by the context; pointers stay valid until eng_destroy. */
+int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
+eng_field *eng_field_find(eng_context *ctx, const char *name);
+const eng_field_desc *eng_field_info(const eng_field *f);
+int eng_field_components(const eng_field *f);
+
+/* Host-side block access. Block data is components*512 floats, voxel index x*64+y*8+z,
+ * planar for vec3; masks are 8 uint64 words. Origins are multiples of 8. */
+uint64_t eng_field_block_count(eng_field *f);
+uint64_t eng_field_active_voxels(eng_field *f);
+/* Writes up to `cap` origins (3 int32 each) in a deterministic order (sorted by z, y, x). */
+uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap);
+/* Returns 1 when the block is active (values and mask filled), 0 when inactive (background,
+ * empty mask). */
+int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, uint64_t *mask);
+/* mask NULL: all active. Returns 0 or ENG_ENOMEM when the budget would be exceeded. */
+int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3],
+                          const float *values, const uint64_t *mask);
+/* Direct access to an active block's data for host-side nodes; when `create`, an inactive block
+ * is activated (all 512 voxels active, filled with background). NULL when inactive and not
+ * created, or when the budget is exceeded (eng_error says so). */
+float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create);
+void eng_field_clear(eng_context *ctx, eng_field *f);
+/* Value of one voxel (component c); background when inactive. */
+float eng_field_read(eng_field *f, const int32_t ijk[3], int c);
+
+#endif

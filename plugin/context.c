@@ -1,0 +1,310 @@
+/* Contexts: creation, errors, host callbacks, fields, cooking and statistics. */
+#define _GNU_SOURCE
+#include "plugin/handles.h"
+#include "plugin/plugin.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Message of the last context-less failure, per thread (last_error(NULL)). */
+static _Thread_local char tls_err[1024];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+pl_context *pl_context_get(const plume_context *ctx)
+{
+    return handle_get((uintptr_t)ctx, HK_CONTEXT);
+}
+
+plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
+{
+    char *dst = ctx ? ctx->err : tls_err;
+    size_t n = ctx ? sizeof ctx->err : sizeof tls_err;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, n, fmt, ap);
+    va_end(ap);
+    if (ctx && ctx->host.log)
+        ctx->host.log(ctx->host.user, PLUME_LOG_ERROR, dst);
+    return status;
+}
+
+void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
+{
+    if (!ctx || !ctx->host.log)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->host.log(ctx->host.user, level, buf);
+}
+
+void pl_progress(pl_context *ctx, double fraction, const char *stage)
+{
+    if (ctx && ctx->host.progress)
+        ctx->host.progress(ctx->host.user, fraction, stage);
+}
+
+int pl_cancelled(pl_context *ctx)
+{
+    return ctx && ctx->host.is_cancelled && ctx->host.is_cancelled(ctx->host.user);
+}
+
+plume_status pl_from_engine(pl_context *ctx, int rc)
+{
+    plume_status st;
+    switch (rc) {
+    case ENG_OK: return PLUME_OK;
+    case ENG_EINVAL: st = PLUME_ERR_INVALID_ARGUMENT; break;
+    case ENG_ENOTFOUND: st = PLUME_ERR_NOT_FOUND; break;
+    case ENG_EEXIST: st = PLUME_ERR_INVALID_ARGUMENT; break;
+    case ENG_ETYPE: st = PLUME_ERR_TYPE_MISMATCH; break;
+    case ENG_ENOMEM: st = PLUME_ERR_MEMORY_BUDGET; break;
+    default: st = PLUME_ERR_INTERNAL; break;
+    }
+    return pl_fail(ctx, st, "%s", eng_error(ctx->eng));
+}
+
+const char *pl_last_error(const plume_context *handle)
+{
+    if (!handle)
+        return tls_err;
+    pl_context *ctx = pl_context_get(handle);
+    return ctx ? ctx->err : "invalid context handle (NULL, destroyed, or not a context)";
+}
+
+#define GET_CTX(var, handle)                                                                    \
+    pl_context *var = pl_context_get(handle);                                                   \
+    if (!var)                                                                                   \
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE,                                         \
+                       "%s: invalid context handle (NULL, destroyed, or not a context)", __func__ + 3)
+
+plume_status pl_context_create(const plume_context_options *o, const plume_host *h,
+                               plume_context **out)
+{
+    if (!out)
+        return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT, "context_create: out is NULL");
+    *out = NULL;
+    plume_context_options opts = {sizeof opts, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
+    if (o) {
+        if (o->struct_size < sizeof(uint32_t) * 2)
+            return pl_fail(NULL, PLUME_ERR_VERSION, "context_create: options.struct_size %u is too small",
+                           o->struct_size);
+        /* Copy only what the host's struct has; the rest keeps its default. */
+        size_t n = o->struct_size < sizeof opts ? o->struct_size : sizeof opts;
+        memcpy(&opts, o, n);
+        opts.struct_size = sizeof opts;
+    }
+    if (opts.device != PLUME_DEVICE_CPU && opts.device != PLUME_DEVICE_CUDA &&
+        opts.device != PLUME_DEVICE_AUTO)
+        return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT, "context_create: unknown device %d", opts.device);
+    if (opts.mode != PLUME_MODE_OPTIMIZED && opts.mode != PLUME_MODE_EAGER)
+        return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT, "context_create: unknown mode %d", opts.mode);
+    if (opts.threads > 1024)
+        return pl_fail(NULL, PLUME_ERR_OUT_OF_RANGE, "context_create: %u threads is more than 1024",
+                       opts.threads);
+    if (opts.device == PLUME_DEVICE_CUDA)
+        return pl_fail(NULL, PLUME_ERR_UNSUPPORTED,
+                       "context_create: device cuda asked for, but this build of Plume has no GPU "
+                       "backend yet; use cpu or auto");
+
+    pl_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INTERNAL, "context_create: out of host memory");
+    ctx->opts = opts;
+    if (h) {
+        size_t n = h->struct_size < sizeof ctx->host ? h->struct_size : sizeof ctx->host;
+        memcpy(&ctx->host, h, n);
+    }
+    ctx->host.struct_size = sizeof ctx->host;
+    eng_options eo = {(int)opts.threads, opts.memory_budget_bytes};
+    ctx->eng = eng_create(&eo);
+    ctx->handle = ctx->eng ? handle_new(HK_CONTEXT, ctx) : 0;
+    if (!ctx->handle) {
+        eng_destroy(ctx->eng);
+        free(ctx);
+        return pl_fail(NULL, PLUME_ERR_INTERNAL, "context_create: out of host memory");
+    }
+    ctx->device = PLUME_DEVICE_CPU;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "CPU (%d threads)", eng_threads(ctx->eng));
+    if (opts.device == PLUME_DEVICE_AUTO) {
+        snprintf(ctx->device_note, sizeof ctx->device_note,
+                 "auto: no GPU backend in this build, using the CPU");
+        pl_log(ctx, PLUME_LOG_INFO, "%s", ctx->device_note);
+    }
+    ctx->stats.struct_size = sizeof ctx->stats;
+    *out = (plume_context *)ctx->handle;
+    return PLUME_OK;
+}
+
+void pl_context_destroy(plume_context *handle)
+{
+    pl_context *ctx = pl_context_get(handle);
+    if (!ctx)
+        return;
+    handle_drop(ctx->handle);
+    pl_volumes_close_all(ctx);
+    for (uint32_t i = 0; i < ctx->nnodes; i++)
+        pl_node_free(ctx->nodes[i]);
+    free(ctx->nodes);
+    eng_destroy(ctx->eng);
+    free(ctx);
+}
+
+plume_status pl_context_info(plume_context *handle, plume_context_info *out)
+{
+    GET_CTX(ctx, handle);
+    if (!out || out->struct_size < sizeof(uint32_t))
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "context_info: out is NULL or has no struct_size");
+    plume_context_info info = {sizeof info, ctx->device, ctx->device_name, ctx->device_note,
+                               (uint32_t)eng_threads(ctx->eng), eng_memory_budget(ctx->eng)};
+    size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+    uint32_t keep = out->struct_size;
+    memcpy(out, &info, n);
+    out->struct_size = keep;
+    return PLUME_OK;
+}
+
+plume_status pl_field_declare(plume_context *handle, const plume_field_desc *d)
+{
+    GET_CTX(ctx, handle);
+    if (!d || d->struct_size < sizeof(plume_field_desc))
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "field_declare: desc is NULL or older than ABI 1.0's plume_field_desc");
+    if (!d->name || !d->name[0])
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_declare: a field needs a name");
+    if (d->value_type != PLUME_VALUE_F32 && d->value_type != PLUME_VALUE_VEC3)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_declare: field '%s': unknown value type %d",
+                       d->name, d->value_type);
+    if (!(d->voxel_size > 0) || !isfinite(d->voxel_size))
+        return pl_fail(ctx, PLUME_ERR_OUT_OF_RANGE, "field_declare: field '%s': voxel size must be > 0",
+                       d->name);
+    eng_field_desc ed = {d->name, d->value_type == PLUME_VALUE_VEC3 ? ENG_VEC3 : ENG_F32,
+                         d->layout, d->voxel_size, {d->origin[0], d->origin[1], d->origin[2]},
+                         {(float)d->background[0], (float)d->background[1], (float)d->background[2]}};
+    if (ed.type == ENG_F32)
+        ed.background[1] = ed.background[2] = ed.background[0];
+    return pl_from_engine(ctx, eng_field_declare(ctx->eng, &ed, NULL));
+}
+
+plume_status pl_field_stat(plume_context *handle, const char *name, plume_field_stat stat,
+                           double *out)
+{
+    GET_CTX(ctx, handle);
+    if (!out)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_stat: out is NULL");
+    eng_field *f = eng_field_find(ctx->eng, name);
+    if (!f)
+        return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "field_stat: no field named '%s'", name ? name : "(null)");
+    if (stat == PLUME_STAT_ACTIVE_VOXELS) {
+        *out = (double)eng_field_active_voxels(f);
+        return PLUME_OK;
+    }
+    if (stat == PLUME_STAT_ACTIVE_BLOCKS) {
+        *out = (double)eng_field_block_count(f);
+        return PLUME_OK;
+    }
+    if (stat != PLUME_STAT_MAX_ABS && stat != PLUME_STAT_SUM)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_stat: unknown statistic %d", stat);
+    uint64_t nb = eng_field_block_count(f);
+    int comps = eng_field_components(f);
+    int32_t *origins = malloc((size_t)(nb ? nb : 1) * 3 * sizeof *origins);
+    float *vals = malloc((size_t)comps * 512 * sizeof *vals);
+    uint64_t mask[8];
+    if (!origins || !vals) {
+        free(origins);
+        free(vals);
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "field_stat: out of host memory");
+    }
+    nb = eng_field_block_origins(f, origins, nb);
+    double acc = 0;
+    for (uint64_t b = 0; b < nb; b++) {
+        eng_field_read_block(f, origins + 3 * b, vals, mask);
+        for (int i = 0; i < 512; i++) {
+            if (!(mask[i >> 6] >> (i & 63) & 1))
+                continue;
+            if (stat == PLUME_STAT_SUM) {
+                acc += vals[i];
+            } else {
+                double m2 = 0;
+                for (int c = 0; c < comps; c++)
+                    m2 += (double)vals[c * 512 + i] * vals[c * 512 + i];
+                double m = sqrt(m2);
+                if (m > acc)
+                    acc = m;
+            }
+        }
+    }
+    free(origins);
+    free(vals);
+    *out = acc;
+    return PLUME_OK;
+}
+
+plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t count,
+                     const plume_cook_info *info)
+{
+    GET_CTX(ctx, handle);
+    if (count && !nodes)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "cook: nodes is NULL");
+    plume_cook_info ci = {sizeof ci, 0, 0.0, 1.0 / 24.0, 0, 1};
+    if (info) {
+        size_t n = info->struct_size < sizeof ci ? info->struct_size : sizeof ci;
+        memcpy(&ci, info, n);
+        ci.struct_size = sizeof ci;
+    }
+    /* Resolve every handle before doing any work, so a bad list cooks nothing. */
+    for (uint32_t i = 0; i < count; i++) {
+        pl_node *n = pl_node_get(nodes[i]);
+        if (!n)
+            return pl_fail(ctx, PLUME_ERR_INVALID_HANDLE, "cook: node %u of %u is not a valid node handle",
+                           i, count);
+        if (n->ctx != ctx)
+            return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "cook: node '%s' belongs to another context",
+                           n->name);
+    }
+    double t0 = now_s();
+    plume_status st = PLUME_OK;
+    for (uint32_t i = 0; i < count && st == PLUME_OK; i++) {
+        if (pl_cancelled(ctx)) {
+            st = pl_fail(ctx, PLUME_ERR_CANCELLED, "cook: cancelled by the host");
+            break;
+        }
+        pl_node *n = pl_node_get(nodes[i]);
+        st = pl_node_cook(n, &ci);
+    }
+    ctx->stats.wall_s += now_s() - t0;
+    return st;
+}
+
+plume_status pl_sync(plume_context *handle)
+{
+    GET_CTX(ctx, handle);
+    (void)ctx; /* nothing is queued until the kernel engine exists */
+    return PLUME_OK;
+}
+
+plume_status pl_get_stats(plume_context *handle, plume_stats *out)
+{
+    GET_CTX(ctx, handle);
+    if (!out || out->struct_size < sizeof(uint32_t))
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "get_stats: out is NULL or has no struct_size");
+    plume_stats s = ctx->stats;
+    s.memory_bytes = eng_memory_bytes(ctx->eng);
+    uint32_t keep = out->struct_size;
+    size_t n = keep < sizeof s ? keep : sizeof s;
+    memcpy(out, &s, n);
+    out->struct_size = keep;
+    return PLUME_OK;
+}

@@ -1,0 +1,118 @@
+#include "plugin/handles.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* Handle layout: bits 0..3 kind, 4..27 slot + 1, 28..63 generation. Slot 0 is never used, so a
+ * valid handle is never 0 (NULL). */
+#define KIND_BITS 4
+#define SLOT_BITS 24
+
+typedef struct slot {
+    void *obj;
+    uint64_t gen;
+    handle_kind kind;
+    uint32_t next_free;
+} slot;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static slot *slots;
+static uint32_t nslots, capslots, free_head, live;
+
+static uintptr_t encode(handle_kind k, uint32_t s, uint64_t gen)
+{
+    return (uintptr_t)(((uint64_t)gen << (KIND_BITS + SLOT_BITS)) |
+                       ((uint64_t)(s + 1) << KIND_BITS) | (uint64_t)k);
+}
+
+uintptr_t handle_new(handle_kind kind, void *obj)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t s;
+    if (free_head) {
+        s = free_head - 1;
+        free_head = slots[s].next_free;
+    } else {
+        if (nslots + 1 >= (1u << SLOT_BITS) - 1) {
+            pthread_mutex_unlock(&lock);
+            return 0;
+        }
+        if (nslots == capslots) {
+            uint32_t ncap = capslots ? capslots * 2 : 64;
+            slot *grown = realloc(slots, ncap * sizeof *grown);
+            if (!grown) {
+                pthread_mutex_unlock(&lock);
+                return 0;
+            }
+            slots = grown;
+            capslots = ncap;
+        }
+        s = nslots++;
+        slots[s].gen = 1;
+    }
+    slots[s].obj = obj;
+    slots[s].kind = kind;
+    slots[s].next_free = 0;
+    live++;
+    uintptr_t h = encode(kind, s, slots[s].gen);
+    pthread_mutex_unlock(&lock);
+    return h;
+}
+
+static int decode(uintptr_t h, handle_kind *k, uint32_t *s, uint64_t *gen)
+{
+    uint64_t v = (uint64_t)h;
+    *k = (handle_kind)(v & ((1u << KIND_BITS) - 1));
+    uint64_t s1 = (v >> KIND_BITS) & ((1u << SLOT_BITS) - 1);
+    *gen = v >> (KIND_BITS + SLOT_BITS);
+    if (s1 == 0)
+        return 0;
+    *s = (uint32_t)(s1 - 1);
+    return 1;
+}
+
+void *handle_get(uintptr_t h, handle_kind kind)
+{
+    handle_kind k;
+    uint32_t s;
+    uint64_t gen;
+    void *obj = NULL;
+    if (!h || !decode(h, &k, &s, &gen) || k != kind)
+        return NULL;
+    pthread_mutex_lock(&lock);
+    if (s < nslots && slots[s].obj && slots[s].kind == kind &&
+        (slots[s].gen & ((1ull << (64 - KIND_BITS - SLOT_BITS)) - 1)) == gen)
+        obj = slots[s].obj;
+    pthread_mutex_unlock(&lock);
+    return obj;
+}
+
+void handle_drop(uintptr_t h)
+{
+    handle_kind k;
+    uint32_t s;
+    uint64_t gen;
+    if (!h || !decode(h, &k, &s, &gen))
+        return;
+    pthread_mutex_lock(&lock);
+    if (s < nslots && slots[s].obj &&
+        (slots[s].gen & ((1ull << (64 - KIND_BITS - SLOT_BITS)) - 1)) == gen) {
+        slots[s].obj = NULL;
+        slots[s].gen++;
+        slots[s].next_free = free_head;
+        free_head = s + 1;
+        live--;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void handle_table_release(void)
+{
+    pthread_mutex_lock(&lock);
+    if (live == 0) {
+        free(slots);
+        slots = NULL;
+        nslots = capslots = free_head = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,327 @@
+/* Node instances: parameters, port bindings, and cooking one node. */
+#define _GNU_SOURCE
+#include "plugin/handles.h"
+#include "plugin/plugin.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+pl_node *pl_node_get(const plume_node *node) { return handle_get((uintptr_t)node, HK_NODE); }
+
+#define GET_NODE(var, handle)                                                                   \
+    pl_node *var = pl_node_get(handle);                                                         \
+    if (!var)                                                                                   \
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE,                                         \
+                       "%s: invalid node handle (NULL, destroyed, or not a node)", __func__ + 3)
+
+static const char *type_name(plume_param_type t)
+{
+    static const char *names[] = {"bool", "int", "float", "vec3", "enum", "string", "file path", "code"};
+    return t >= 0 && t <= PLUME_PARAM_CODE ? names[t] : "?";
+}
+
+static int param_index(const pl_node *n, const char *id)
+{
+    for (uint32_t i = 0; id && i < n->type->desc.param_count; i++)
+        if (!strcmp(n->type->desc.params[i].id, id))
+            return (int)i;
+    return -1;
+}
+
+plume_status pl_node_create(plume_context *handle, const char *type_id, const char *name,
+                            plume_node **out)
+{
+    pl_context *ctx = pl_context_get(handle);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "node_create: invalid context handle");
+    if (!out)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "node_create: out is NULL");
+    *out = NULL;
+    const pl_node_type *t = pl_registry_find(type_id);
+    if (!t)
+        return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "node_create: unknown node type '%s' (see `plume nodes`)",
+                       type_id ? type_id : "(null)");
+    pl_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
+    n->ctx = ctx;
+    n->type = t;
+    n->name = strdup(name && name[0] ? name : t->desc.id);
+    n->values = calloc(t->desc.param_count ? t->desc.param_count : 1, sizeof *n->values);
+    n->nports = t->desc.port_count;
+    n->ports = t->desc.ports;
+    n->bindings = calloc(n->nports ? n->nports : 1, sizeof *n->bindings);
+    int ok = n->name && n->values && n->bindings;
+    for (uint32_t i = 0; ok && i < t->desc.param_count; i++) {
+        const plume_param_desc *p = &t->desc.params[i];
+        n->values[i].num = p->default_number;
+        memcpy(n->values[i].vec, p->default_vec3, sizeof n->values[i].vec);
+        n->values[i].str = strdup(p->default_string ? p->default_string : "");
+        ok = n->values[i].str != NULL;
+    }
+    if (ok && ctx->nnodes == ctx->capnodes) {
+        uint32_t ncap = ctx->capnodes ? ctx->capnodes * 2 : 16;
+        pl_node **grown = realloc(ctx->nodes, ncap * sizeof *grown);
+        if (grown) {
+            ctx->nodes = grown;
+            ctx->capnodes = ncap;
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok)
+        n->handle = handle_new(HK_NODE, n);
+    if (!ok || !n->handle) {
+        pl_node_free(n);
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
+    }
+    ctx->nodes[ctx->nnodes++] = n;
+    *out = (plume_node *)n->handle;
+    return PLUME_OK;
+}
+
+void pl_node_free(pl_node *n)
+{
+    if (!n)
+        return;
+    if (n->handle)
+        handle_drop(n->handle);
+    if (n->free_state)
+        n->free_state(n->state);
+    for (uint32_t i = 0; n->values && i < n->type->desc.param_count; i++)
+        free(n->values[i].str);
+    for (uint32_t i = 0; n->bindings && i < n->nports; i++)
+        free(n->bindings[i]);
+    free(n->values);
+    free(n->bindings);
+    free(n->name);
+    free(n);
+}
+
+void pl_node_destroy(plume_node *handle)
+{
+    pl_node *n = pl_node_get(handle);
+    if (!n)
+        return;
+    pl_context *ctx = n->ctx;
+    for (uint32_t i = 0; i < ctx->nnodes; i++)
+        if (ctx->nodes[i] == n) {
+            ctx->nodes[i] = ctx->nodes[--ctx->nnodes];
+            break;
+        }
+    pl_node_free(n);
+}
+
+/* Finds parameter `id` and checks its type; on failure records the error and returns -1. */
+static int lookup_param(pl_node *n, const char *id, plume_param_type want, const char *setter,
+                        plume_status *st)
+{
+    int i = param_index(n, id);
+    if (i < 0) {
+        *st = pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s' (%s) has no parameter '%s'", n->name,
+                      n->type->desc.id, id ? id : "(null)");
+        return -1;
+    }
+    plume_param_type have = n->type->desc.params[i].type;
+    int ok = have == want ||
+             (want == PLUME_PARAM_STRING && (have == PLUME_PARAM_ENUM || have == PLUME_PARAM_FILE_PATH ||
+                                             have == PLUME_PARAM_CODE));
+    if (!ok) {
+        *st = pl_fail(n->ctx, PLUME_ERR_TYPE_MISMATCH,
+                      "node '%s': parameter '%s' is a %s; %s cannot set it", n->name, id,
+                      type_name(have), setter);
+        return -1;
+    }
+    return i;
+}
+
+static plume_status check_range(pl_node *n, const plume_param_desc *p, double v)
+{
+    if (!isfinite(v))
+        return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE, "node '%s': parameter '%s' must be finite",
+                       n->name, p->id);
+    if ((p->flags & PLUME_PARAM_FLAG_HAS_HARD_RANGE) && (v < p->hard_min || v > p->hard_max))
+        return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE,
+                       "node '%s': parameter '%s' = %g is outside its range [%g, %g]", n->name,
+                       p->id, v, p->hard_min, p->hard_max);
+    return PLUME_OK;
+}
+
+plume_status pl_node_set_bool(plume_node *handle, const char *param, int32_t v)
+{
+    GET_NODE(n, handle);
+    plume_status st;
+    int i = lookup_param(n, param, PLUME_PARAM_BOOL, "set_bool", &st);
+    if (i < 0)
+        return st;
+    n->values[i].num = v ? 1 : 0;
+    return PLUME_OK;
+}
+
+plume_status pl_node_set_int(plume_node *handle, const char *param, int64_t v)
+{
+    GET_NODE(n, handle);
+    plume_status st;
+    int i = lookup_param(n, param, PLUME_PARAM_INT, "set_int", &st);
+    if (i < 0)
+        return st;
+    if ((st = check_range(n, &n->type->desc.params[i], (double)v)) != PLUME_OK)
+        return st;
+    n->values[i].num = (double)v;
+    return PLUME_OK;
+}
+
+plume_status pl_node_set_float(plume_node *handle, const char *param, double v)
+{
+    GET_NODE(n, handle);
+    plume_status st;
+    int i = lookup_param(n, param, PLUME_PARAM_FLOAT, "set_float", &st);
+    if (i < 0)
+        return st;
+    if ((st = check_range(n, &n->type->desc.params[i], v)) != PLUME_OK)
+        return st;
+    n->values[i].num = v;
+    return PLUME_OK;
+}
+
+plume_status pl_node_set_vec3(plume_node *handle, const char *param, const double v[3])
+{
+    GET_NODE(n, handle);
+    plume_status st;
+    int i = lookup_param(n, param, PLUME_PARAM_VEC3, "set_vec3", &st);
+    if (i < 0)
+        return st;
+    if (!v)
+        return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node '%s': set_vec3 of '%s' with NULL",
+                       n->name, param);
+    for (int c = 0; c < 3; c++)
+        if ((st = check_range(n, &n->type->desc.params[i], v[c])) != PLUME_OK)
+            return st;
+    memcpy(n->values[i].vec, v, sizeof n->values[i].vec);
+    return PLUME_OK;
+}
+
+plume_status pl_node_set_string(plume_node *handle, const char *param, const char *v)
+{
+    GET_NODE(n, handle);
+    plume_status st;
+    int i = lookup_param(n, param, PLUME_PARAM_STRING, "set_string", &st);
+    if (i < 0)
+        return st;
+    if (!v)
+        return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node '%s': set_string of '%s' with NULL",
+                       n->name, param);
+    const plume_param_desc *p = &n->type->desc.params[i];
+    if (p->type == PLUME_PARAM_ENUM) {
+        int found = 0;
+        for (uint32_t k = 0; k < p->enum_count; k++)
+            found |= !strcmp(p->enum_items[k], v);
+        if (!found)
+            return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE, "node '%s': '%s' is not a choice of '%s'",
+                           n->name, v, param);
+    }
+    char *copy = strdup(v);
+    if (!copy)
+        return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    free(n->values[i].str);
+    n->values[i].str = copy;
+    return PLUME_OK;
+}
+
+plume_status pl_node_bind(plume_node *handle, const char *port, const char *field)
+{
+    GET_NODE(n, handle);
+    if (!port || !field || !field[0])
+        return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node '%s': bind needs a port and a field name",
+                       n->name);
+    for (uint32_t i = 0; i < n->nports; i++) {
+        if (strcmp(n->ports[i].id, port))
+            continue;
+        char *copy = strdup(field);
+        if (!copy)
+            return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+        free(n->bindings[i]);
+        n->bindings[i] = copy;
+        return PLUME_OK;
+    }
+    return pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s' (%s) has no port '%s'", n->name,
+                   n->type->desc.id, port);
+}
+
+plume_status pl_node_port_count(plume_node *handle, uint32_t *out)
+{
+    GET_NODE(n, handle);
+    if (!out)
+        return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node_port_count: out is NULL");
+    *out = n->nports;
+    return PLUME_OK;
+}
+
+plume_status pl_node_port(plume_node *handle, uint32_t i, const plume_port_desc **out)
+{
+    GET_NODE(n, handle);
+    if (!out)
+        return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node_port: out is NULL");
+    if (i >= n->nports)
+        return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE, "node_port: index %u but node '%s' has %u ports",
+                       i, n->name, n->nports);
+    *out = &n->ports[i];
+    return PLUME_OK;
+}
+
+double pl_param_num(const pl_node *n, const char *id)
+{
+    int i = param_index(n, id);
+    return i < 0 ? 0.0 : n->values[i].num;
+}
+
+const double *pl_param_vec3(const pl_node *n, const char *id)
+{
+    static const double zero[3];
+    int i = param_index(n, id);
+    return i < 0 ? zero : n->values[i].vec;
+}
+
+const char *pl_param_str(const pl_node *n, const char *id)
+{
+    int i = param_index(n, id);
+    return i < 0 ? "" : n->values[i].str;
+}
+
+plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
+{
+    pl_context *ctx = n->ctx;
+    eng_field **fields = calloc(n->nports ? n->nports : 1, sizeof *fields);
+    if (!fields)
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    plume_status st = PLUME_OK;
+    for (uint32_t i = 0; i < n->nports && st == PLUME_OK; i++) {
+        const plume_port_desc *p = &n->ports[i];
+        const char *name = n->bindings[i] ? n->bindings[i] : p->default_field;
+        if (!name || !name[0]) {
+            if (!p->optional)
+                st = pl_fail(ctx, PLUME_ERR_MISSING_INPUT, "node '%s': port '%s' is not bound to a field",
+                             n->name, p->id);
+            continue;
+        }
+        fields[i] = eng_field_find(ctx->eng, name);
+        if (!fields[i]) {
+            if (!p->optional || n->bindings[i])
+                st = pl_fail(ctx, PLUME_ERR_MISSING_INPUT,
+                             "node '%s': port '%s' is bound to field '%s', which is not declared",
+                             n->name, p->id, name);
+            continue;
+        }
+        int want = p->value_type == PLUME_VALUE_VEC3 ? 3 : 1;
+        if (eng_field_components(fields[i]) != want)
+            st = pl_fail(ctx, PLUME_ERR_TYPE_MISMATCH, "node '%s': port '%s' needs a %s field but '%s' is a %s field",
+                         n->name, p->id, want == 3 ? "vec3" : "f32", name, want == 3 ? "f32" : "vec3");
+    }
+    if (st == PLUME_OK) {
+        pl_cook_env env = {ctx, info, fields};
+        st = n->type->cook(n, &env);
+    }
+    free(fields);
+    return st;
+}

@@ -1,0 +1,129 @@
+/* Internals of libplume.so shared by the plugin's files: contexts, nodes, node types.
+ * Everything here runs on the thread that called into the ABI for that context. */
+#ifndef PLUME_PLUGIN_INTERNAL_H
+#define PLUME_PLUGIN_INTERNAL_H
+
+#include "engine/engine.h"
+#include "plume/plume.h"
+
+#include <stdint.h>
+
+#define PLUME_VERSION_STRING "0.1.0"
+
+typedef struct pl_node pl_node;
+typedef struct pl_context pl_context;
+
+/* What a node's cook sees: its context, the time, and its ports resolved to fields
+ * (NULL for an optional port left unbound). */
+typedef struct pl_cook_env {
+    pl_context *ctx;
+    const plume_cook_info *info;
+    eng_field **port_fields; /* one per instance port */
+} pl_cook_env;
+
+typedef struct pl_node_type {
+    plume_node_desc desc;
+    /* Enqueue (or do) the node's work; returns a plume_status, after pl_fail on error. */
+    plume_status (*cook)(pl_node *node, pl_cook_env *env);
+} pl_node_type;
+
+/* A parameter's current value; which member counts follows the parameter's type. */
+typedef struct pl_value {
+    double num;
+    double vec[3];
+    char *str;
+} pl_value;
+
+struct pl_node {
+    uintptr_t handle;
+    pl_context *ctx;
+    const pl_node_type *type;
+    char *name;
+    pl_value *values;   /* one per type param */
+    char **bindings;    /* one per instance port; NULL = unbound (use the default field) */
+    uint32_t nports;
+    const plume_port_desc *ports; /* the type's static ports unless the node adds its own */
+    void *state;        /* node-type-owned */
+    void (*free_state)(void *state);
+};
+
+struct pl_context {
+    uintptr_t handle;
+    eng_context *eng;
+    plume_host host;
+    plume_context_options opts;
+    plume_device device;
+    char device_name[128];
+    char device_note[256];
+    pl_node **nodes;
+    uint32_t nnodes, capnodes;
+    struct pl_volume *volumes; /* open volume views, a list */
+    char err[4096];
+    plume_stats stats;
+};
+
+/* Records the context's last error (also sent to the host's log at ERROR level) and returns
+ * `status`. ctx may be NULL: the message then goes to the thread's context-less slot. */
+plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void pl_progress(pl_context *ctx, double fraction, const char *stage);
+int pl_cancelled(pl_context *ctx);
+plume_status pl_from_engine(pl_context *ctx, int eng_rc);
+
+/* Parameter lookups for cooks (the parameter must exist on the node's type). */
+double pl_param_num(const pl_node *n, const char *id);
+const double *pl_param_vec3(const pl_node *n, const char *id);
+const char *pl_param_str(const pl_node *n, const char *id);
+
+/* The registry of built-in node types. */
+uint32_t pl_registry_count(void);
+const pl_node_type *pl_registry_get(uint32_t i);
+const pl_node_type *pl_registry_find(const char *id);
+
+/* ABI entry points implemented in context.c, node.c, volume.c (named like the table). */
+const char *pl_last_error(const plume_context *ctx);
+plume_status pl_context_create(const plume_context_options *o, const plume_host *h,
+                               plume_context **out);
+void pl_context_destroy(plume_context *ctx);
+plume_status pl_context_info(plume_context *ctx, plume_context_info *out);
+plume_status pl_field_declare(plume_context *ctx, const plume_field_desc *d);
+plume_status pl_field_stat(plume_context *ctx, const char *field, plume_field_stat stat,
+                           double *out);
+plume_status pl_cook(plume_context *ctx, plume_node *const *nodes, uint32_t count,
+                     const plume_cook_info *info);
+plume_status pl_sync(plume_context *ctx);
+plume_status pl_get_stats(plume_context *ctx, plume_stats *out);
+pl_context *pl_context_get(const plume_context *ctx);
+
+plume_status pl_node_create(plume_context *ctx, const char *type_id, const char *name,
+                            plume_node **out);
+void pl_node_destroy(plume_node *node);
+void pl_node_free(pl_node *n);
+pl_node *pl_node_get(const plume_node *node);
+plume_status pl_node_set_bool(plume_node *node, const char *param, int32_t v);
+plume_status pl_node_set_int(plume_node *node, const char *param, int64_t v);
+plume_status pl_node_set_float(plume_node *node, const char *param, double v);
+plume_status pl_node_set_vec3(plume_node *node, const char *param, const double v[3]);
+plume_status pl_node_set_string(plume_node *node, const char *param, const char *v);
+plume_status pl_node_bind(plume_node *node, const char *port, const char *field);
+plume_status pl_node_port_count(plume_node *node, uint32_t *out);
+plume_status pl_node_port(plume_node *node, uint32_t i, const plume_port_desc **out);
+plume_status pl_node_cook(pl_node *n, const plume_cook_info *info);
+
+plume_status pl_volume_open(plume_context *ctx, const char *field, plume_volume **out);
+void pl_volume_close(plume_volume *vol);
+void pl_volumes_close_all(pl_context *ctx);
+plume_status pl_volume_info(plume_volume *vol, plume_volume_info *out);
+plume_status pl_volume_block_origins(plume_volume *vol, uint64_t first, uint32_t count,
+                                     int32_t *origins);
+plume_status pl_volume_read_block(plume_volume *vol, const int32_t origin[3], float *values,
+                                  uint64_t *mask);
+plume_status pl_volume_write_block(plume_volume *vol, const int32_t origin[3],
+                                   const float *values, const uint64_t *mask);
+plume_status pl_volume_clear(plume_volume *vol);
+
+const void *pl_get_extension(const char *id);
+
+#endif
