@@ -1,0 +1,143 @@
+/* Misuse of the ABI: NULL and destroyed handles, handles of the wrong kind, parameters of the
+ * wrong type or out of range, unknown node ids, a cook with a missing input. Each must give an
+ * error status and a message, never a crash. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "plume/plume.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#define CHECK_MSG(api, ctx, needle)                                                             \
+    do {                                                                                        \
+        const char *m_ = (api)->last_error(ctx);                                                \
+        if (!m_ || !strstr(m_, needle)) {                                                       \
+            fprintf(stderr, "%s:%d: last error \"%s\" lacks \"%s\"\n", __FILE__, __LINE__,       \
+                    m_ ? m_ : "(null)", needle);                                                \
+            check_failures++;                                                                   \
+        }                                                                                       \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    plume_plugin_entry_fn entry = (plume_plugin_entry_fn)dlsym(dl, PLUME_PLUGIN_ENTRY_SYMBOL);
+    const plume_plugin *api = entry(1, 0);
+    CHECK_STATUS(api->init(), PLUME_OK);
+
+    /* NULL handles. */
+    double v = 0;
+    CHECK_STATUS(api->field_stat(NULL, "x", PLUME_STAT_SUM, &v), PLUME_ERR_INVALID_HANDLE);
+    CHECK_MSG(api, NULL, "invalid context handle");
+    CHECK_STATUS(api->sync(NULL), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->cook(NULL, NULL, 0, NULL), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->node_set_float(NULL, "radius", 1), PLUME_ERR_INVALID_HANDLE);
+    CHECK_MSG(api, NULL, "invalid node handle");
+    CHECK_STATUS(api->volume_info(NULL, NULL), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->context_create(NULL, NULL, NULL), PLUME_ERR_INVALID_ARGUMENT);
+    api->context_destroy(NULL);
+    api->node_destroy(NULL);
+    api->volume_close(NULL);
+
+    /* Options the plugin cannot serve. */
+    plume_context *ctx = NULL;
+    plume_context_options bad = {sizeof bad, 42, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
+    CHECK_STATUS(api->context_create(&bad, NULL, &ctx), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK(ctx == NULL);
+    CHECK_MSG(api, NULL, "unknown device");
+
+    CHECK_STATUS(api->context_create(NULL, NULL, &ctx), PLUME_OK);
+    plume_context *other = NULL;
+    CHECK_STATUS(api->context_create(NULL, NULL, &other), PLUME_OK);
+
+    /* Unknown node type. */
+    plume_node *node = NULL;
+    CHECK_STATUS(api->node_create(ctx, "org.plume.does.not.exist", NULL, &node), PLUME_ERR_NOT_FOUND);
+    CHECK(node == NULL);
+    CHECK_MSG(api, ctx, "unknown node type 'org.plume.does.not.exist'");
+    CHECK_STATUS(api->node_create(ctx, NULL, NULL, &node), PLUME_ERR_NOT_FOUND);
+
+    /* Parameters of the wrong type, unknown, out of range, bad enum choice. */
+    CHECK_STATUS(api->node_create(ctx, "org.plume.source.sphere", "s1", &node), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(node, "radius", "big"), PLUME_ERR_TYPE_MISMATCH);
+    CHECK_MSG(api, ctx, "parameter 'radius' is a float");
+    CHECK_STATUS(api->node_set_int(node, "mode", 1), PLUME_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(api->node_set_bool(node, "center", 1), PLUME_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(api->node_set_float(node, "no_such_param", 1), PLUME_ERR_NOT_FOUND);
+    CHECK_MSG(api, ctx, "no parameter 'no_such_param'");
+    CHECK_STATUS(api->node_set_float(node, "radius", -1), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_MSG(api, ctx, "outside its range");
+    CHECK_STATUS(api->node_set_float(node, "radius", 0.0 / 0.0), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(api->node_set_string(node, "mode", "multiply"), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(api->node_set_string(node, "mode", NULL), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(api->node_set_vec3(node, "center", NULL), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(api->node_set_string(node, "mode", "add"), PLUME_OK);
+    CHECK_STATUS(api->node_bind(node, "no_port", "density"), PLUME_ERR_NOT_FOUND);
+
+    /* A cook with a missing input: the default field 'density' is not declared. */
+    plume_cook_info info = {sizeof info, 1, 0, 0.04, 0, 1};
+    CHECK_STATUS(api->cook(ctx, &node, 1, &info), PLUME_ERR_MISSING_INPUT);
+    CHECK_MSG(api, ctx, "'density', which is not declared");
+    /* A field of the wrong type on the port. */
+    plume_field_desc fd = {sizeof fd, "vel", PLUME_VALUE_VEC3, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &fd), PLUME_OK);
+    CHECK_STATUS(api->field_declare(ctx, &fd), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "declared twice");
+    fd.name = "bad";
+    fd.voxel_size = 0;
+    CHECK_STATUS(api->field_declare(ctx, &fd), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(api->node_bind(node, "target", "vel"), PLUME_OK);
+    CHECK_STATUS(api->cook(ctx, &node, 1, &info), PLUME_ERR_TYPE_MISMATCH);
+    CHECK_MSG(api, ctx, "needs a f32 field");
+
+    /* A node of one context cooked in another. */
+    CHECK_STATUS(api->cook(other, &node, 1, &info), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, other, "another context");
+
+    /* Handles of the wrong kind. */
+    CHECK_STATUS(api->sync((plume_context *)node), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->node_set_float((plume_node *)ctx, "radius", 1), PLUME_ERR_INVALID_HANDLE);
+    plume_volume *vol = NULL;
+    CHECK_STATUS(api->volume_open(ctx, "nothing", &vol), PLUME_ERR_NOT_FOUND);
+    CHECK_STATUS(api->volume_open(ctx, "vel", &vol), PLUME_OK);
+    CHECK_STATUS(api->volume_block_origins(vol, 5, 1, (int32_t[3]){0}), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(api->volume_read_block(vol, NULL, NULL, NULL), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(api->node_bind((plume_node *)vol, "target", "x"), PLUME_ERR_INVALID_HANDLE);
+
+    /* Destroyed handles. */
+    api->node_destroy(node);
+    CHECK_STATUS(api->node_set_float(node, "radius", 1), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->cook(ctx, &node, 1, &info), PLUME_ERR_INVALID_HANDLE);
+    api->node_destroy(node); /* twice: ignored */
+    api->volume_close(vol);
+    CHECK_STATUS(api->volume_info(vol, &(plume_volume_info){.struct_size = sizeof(plume_volume_info)}),
+                 PLUME_ERR_INVALID_HANDLE);
+    api->context_destroy(ctx);
+    CHECK_STATUS(api->sync(ctx), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->node_create(ctx, "org.plume.source.sphere", NULL, &node), PLUME_ERR_INVALID_HANDLE);
+    CHECK(strstr(api->last_error(ctx), "invalid context") != NULL);
+    api->context_destroy(ctx); /* twice: ignored */
+
+    /* A memory budget too small for the work fails clearly. */
+    plume_context_options tiny = {sizeof tiny, PLUME_DEVICE_CPU, 1, 4096, PLUME_MODE_OPTIMIZED, 0, 0};
+    plume_context *small = NULL;
+    CHECK_STATUS(api->context_create(&tiny, NULL, &small), PLUME_OK);
+    plume_field_desc dd = {sizeof dd, "density", PLUME_VALUE_F32, NULL, 0.01, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(small, &dd), PLUME_OK);
+    plume_node *big = NULL;
+    CHECK_STATUS(api->node_create(small, "org.plume.source.sphere", "big", &big), PLUME_OK);
+    CHECK_STATUS(api->cook(small, &big, 1, &info), PLUME_ERR_MEMORY_BUDGET);
+    CHECK_MSG(api, small, "memory budget exceeded");
+    api->context_destroy(small);
+    api->context_destroy(other);
+
+    api->deinit();
+    dlclose(dl);
+    CHECK_DONE();
+}
