@@ -195,6 +195,15 @@ static json_t *stats_json(const plume_stats *s)
                      (json_int_t)s->active_voxels, "memory_bytes", (json_int_t)s->memory_bytes);
 }
 
+static int is_value_option(const char *a)
+{
+    static const char *const opts[] = {"--frames", "--out", "--stats", "--device", "--threads", "--mode", "--disable"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(a, opts[i]))
+            return 1;
+    return 0;
+}
+
 int cmd_cook(int argc, char **argv, const cli_common *c)
 {
     const char *scene_path = NULL, *out_dir = NULL, *stats_path = NULL;
@@ -209,7 +218,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
-        } else if (a[0] == '-' && a[1] == '-' && !has_val) {
+        } else if (is_value_option(a) && !has_val) {
             cli_error("cook", "%s needs a value", a);
             return EXIT_USAGE;
         } else if (!strcmp(a, "--frames")) {

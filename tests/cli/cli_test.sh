@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The plume CLI: exit codes (0 ok, 1 work failed, 2 usage), messages on stderr that name their
+# place, broken scene files.
+set -u
+plume=$1; bad=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+# expect CODE "stderr substring" -- command...
+expect() {
+  local code=$1 needle=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+  if [ "$got" != "$code" ]; then
+    echo "FAIL: '$*' exited $got, expected $code; stderr: $(head -c 400 "$tmp/err")"; fails=$((fails+1)); return
+  fi
+  if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/err"; then
+    echo "FAIL: '$*' stderr lacks '$needle': $(head -c 400 "$tmp/err")"; fails=$((fails+1))
+  fi
+}
+expect 0 "" -- "$plume" --help
+grep -q "usage: plume" "$tmp/out" || { echo "FAIL: --help prints no usage"; fails=$((fails+1)); }
+expect 0 "" -- "$plume" --version
+grep -qE "^plume [0-9]+\.[0-9]+\.[0-9]+ \(ABI 1\.[0-9]+\)" "$tmp/out" || { echo "FAIL: --version"; fails=$((fails+1)); }
+expect 2 "unknown command 'frobnicate'" -- "$plume" frobnicate
+expect 2 "unknown option '--bogus'" -- "$plume" --bogus
+expect 2 "" -- "$plume"
+expect 2 "which scene?" -- "$plume" cook
+expect 2 "--frames must look like" -- "$plume" cook "$bad/tiny.json" --frames 5-2
+expect 2 "--device must be cpu, cuda or auto" -- "$plume" cook "$bad/tiny.json" --device tpu
+expect 2 "--disable takes" -- "$plume" cook "$bad/tiny.json" --disable nothing
+expect 2 "unknown option '--fast'" -- "$plume" cook "$bad/tiny.json" --fast
+expect 2 "--out needs a value" -- "$plume" cook "$bad/tiny.json" --out
+expect 2 "unknown option '--yaml'" -- "$plume" nodes --yaml
+expect 1 "cannot load plugin /nonexistent/libplume.so" -- "$plume" --plugin /nonexistent/libplume.so nodes
+expect 1 "cannot load plugin" -- env PLUME_PLUGIN=/nonexistent/x.so "$plume" nodes
+expect 0 "" -- "$plume" nodes --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(n["id"]=="org.plume.source.sphere" and n["params"] for n in d)' "$tmp/out" \
+  || { echo "FAIL: nodes --json is not the expected JSON"; fails=$((fails+1)); }
+
+# Broken scenes: the file, the JSON path (or line:col) and what was expected.
+expect 1 "bad_json.json:4:" -- "$plume" cook "$bad/bad_json.json" --out "$tmp/o1"
+expect 1 "unknown_node.json: \$.nodes[1].type: unknown node type 'org.plume.source.cube'" -- "$plume" cook "$bad/unknown_node.json" --out "$tmp/o2"
+expect 1 "port 'target' is bound to field 'temperature', which is not declared" -- "$plume" cook "$bad/missing_field.json" --out "$tmp/o3"
+expect 1 "wrong_param.json: \$.nodes[0].params.radius: 'radius' must be a number, not a string" -- "$plume" cook "$bad/wrong_param.json" --out "$tmp/o4"
+expect 1 "no_fields.json: \$.fields: a scene needs an array of fields" -- "$plume" cook "$bad/no_fields.json" --out "$tmp/o5"
+expect 1 "\$.substep[1]: no node named 'emitter'" -- "$plume" cook "$bad/unknown_stage_node.json" --out "$tmp/o6"
+expect 1 "\$.fields[0]: unknown key 'voxel_sise'" -- "$plume" cook "$bad/typo_key.json" --out "$tmp/o7"
+expect 1 "missing.json" -- "$plume" cook "$bad/missing.json" --out "$tmp/o8"
+
+# A small scene cooks; --stats writes JSON with one entry per frame.
+expect 0 "cooked 3 frames" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --stats "$tmp/stats.json" --threads 1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] for f in d["frames"]]==[1,2,3], d; assert d["frames"][0]["active_voxels"]>0' "$tmp/stats.json" \
+  || { echo "FAIL: stats JSON"; fails=$((fails+1)); }
+expect 0 "" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --frames 2-2 --quiet
+[ ! -s "$tmp/err" ] || { echo "FAIL: --quiet printed: $(cat "$tmp/err")"; fails=$((fails+1)); }
+
+if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
+echo "all CLI checks passed"
