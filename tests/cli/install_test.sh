@@ -2,7 +2,7 @@
 # cmake --install into a temporary prefix; a host built against the installed header alone
 # (found through plume.pc) loads the installed plugin; the installed CLI finds the plugin.
 set -u
-build=$1; abitests=$2
+build=$1; abitests=$2; extra=${3:-}  # sanitizer flags when the plugin was built with them
 prefix=$(mktemp -d); trap 'rm -rf "$prefix"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$prefix" >/dev/null || fail "cmake --install"
@@ -15,7 +15,7 @@ cflags=$(pkg-config --cflags plume) || fail "pkg-config --cflags plume"
 plugin=$(pkg-config --variable=plugin plume)
 [ "$(realpath "$plugin")" = "$(realpath "$lib")" ] || fail "plume.pc plugin=$plugin, installed at $lib"
 # Only the installed include folder: no project source on the include path.
-cc -std=c99 -Wall -Wextra -Werror $cflags -I"$abitests" -o "$prefix/host" "$abitests/abi_host_test.c" \
+cc -std=c99 -Wall -Wextra -Werror $extra $cflags -I"$abitests" -o "$prefix/host" "$abitests/abi_host_test.c" \
    $(pkg-config --libs plume) -lpthread -lm || fail "a host does not build against the installed header"
 "$prefix/host" "$plugin" >/dev/null || fail "host built against the installed header failed"
 out=$(env -u PLUME_PLUGIN "$prefix/bin/plume" nodes) || fail "installed plume cannot find its plugin"
