@@ -9,7 +9,7 @@ build=${1:-$root/build}; shift || true
 pkgs=(build-essential cmake pkg-config git python3
       llvm-16-dev clang-16 libclang-rt-16-dev
       libopenvdb-dev libboost-dev libtbb-dev libblosc-dev zlib1g-dev libopenvdb-tools python3-openvdb
-      libjansson-dev valgrind)
+      libjansson-dev libpng-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
