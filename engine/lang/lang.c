@@ -1,0 +1,115 @@
+/* lang.c — pk_compile(): the standard library and the user's source are lexed and parsed into
+ * one program, checked if the syntax is clean, verified, and the diagnostics rendered. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/lang/lang_internal.h"
+
+struct pk_result {
+    pk_arena *arena;
+    pk_program *program; /* NULL when there are errors */
+    const char *text;
+    pk_diag *diags;
+    uint32_t ndiags, nerrors;
+};
+
+const char *pk_stdlib_source(size_t *len) {
+    if (len)
+        *len = pk_stdlib_size;
+    return (const char *)pk_stdlib_bytes;
+}
+
+static void parse_source(pk_ctx *c, const pk_source *s) {
+    uint32_t n = 0;
+    pk_token *toks = pk_lex(c, s, &n);
+    if (!c->fatal)
+        pk_parse(c, s, toks, n);
+}
+
+static pk_result *compile(pk_ctx *cp, const char *file, const char *src, size_t len) {
+    pk_ctx *c = cp;
+    c->max_errors = c->opt->max_errors > 0 ? c->opt->max_errors : PK_DEFAULT_MAX_ERRORS;
+    if (c->max_errors > 100)
+        c->max_errors = 100;
+    c->prog = pk_alloc(c, sizeof *c->prog);
+    c->prog->arena = c->arena;
+    pk_register_keywords(c);
+    c->stdlib_file = pk_strndup(c, "stdlib.pk", 9);
+    if (!file)
+        file = "<input>";
+    const char *fname = pk_strndup(c, file, strlen(file));
+    if (!src)
+        len = 0;
+
+    if (!c->opt->no_stdlib) {
+        pk_source *s = &c->sources[c->nsources++];
+        s->name = c->stdlib_file;
+        s->text = (const char *)pk_stdlib_bytes;
+        s->len = pk_stdlib_size;
+        s->is_stdlib = 1;
+    }
+    pk_source *user = &c->sources[c->nsources++];
+    user->name = fname;
+    user->text = src ? src : "";
+    user->len = len;
+
+    if (len > PK_MAX_SOURCE_BYTES) {
+        pk_loc at = {fname, 0, 0};
+        pk_error(c, at, "the source is too large (%zu bytes; the limit is %d)", len,
+                 PK_MAX_SOURCE_BYTES);
+    } else {
+        for (int i = 0; i < c->nsources && !c->fatal; i++)
+            parse_source(c, &c->sources[i]);
+        if (c->nerrors == 0)
+            pk_check_program(c);
+        char msg[256];
+        if (c->nerrors == 0 && !pk_verify(c->prog, msg, sizeof msg)) {
+            pk_loc at = {fname, 0, 0};
+            pk_error(c, at, "internal error: %s", msg);
+        }
+    }
+
+    pk_result *r = pk_alloc(c, sizeof *r);
+    r->arena = c->arena;
+    r->program = c->nerrors ? NULL : c->prog;
+    r->diags = c->diags;
+    r->ndiags = c->ndiags;
+    r->nerrors = c->nerrors;
+    r->text = pk_render_diags(c);
+    return r;
+}
+
+pk_result *pk_compile(const char *file, const char *src, size_t len, const pk_options *opt) {
+    static const pk_options defaults = {0, 0, 0};
+    pk_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->arena = pk_arena_new();
+    c->opt = opt ? opt : &defaults;
+    if (!c->arena) {
+        free(c);
+        return NULL;
+    }
+    pk_result *r = NULL;
+    /* Out of memory anywhere below longjmps here; only `c` (not modified since) is used. */
+    if (setjmp(c->oom) == 0)
+        r = compile(c, file, src, len);
+    else
+        pk_arena_free(c->arena);
+    free(c);
+    return r;
+}
+
+int pk_result_ok(const pk_result *r) { return r && r->nerrors == 0; }
+const pk_program *pk_result_program(const pk_result *r) { return r ? r->program : NULL; }
+const char *pk_result_text(const pk_result *r) { return r ? r->text : ""; }
+uint32_t pk_result_error_count(const pk_result *r) { return r ? r->nerrors : 0; }
+uint32_t pk_result_diag_count(const pk_result *r) { return r ? r->ndiags : 0; }
+const pk_diag *pk_result_diag(const pk_result *r, uint32_t i) {
+    return r && i < r->ndiags ? &r->diags[i] : NULL;
+}
+void pk_result_free(pk_result *r) {
+    if (r)
+        pk_arena_free(r->arena);
+}
