@@ -1,0 +1,113 @@
+/* What happens to a cell's content when it is created or dropped: a fresh cell (zero-filled by the
+ * arena or by gc) gets the fields' background values wherever its memory holds placed values
+ * directly; a dropped cell hands every block its subtree allocated back to the allocators. */
+#include "sparse/runtime/rt_internal.h"
+
+static int background_is_zero(const plm_rt_field *f)
+{
+    for (int32_t k = 0; k < f->components; k++)
+        if (f->background[k] != 0.0f)
+            return 0;
+    return 1;
+}
+
+static void fill_values(plm_runtime *rt, int32_t snode, uint8_t *base, int32_t first, int32_t n)
+{
+    for (int32_t f = 0; f < rt->num_fields; f++) {
+        const plm_rt_field *fd = &rt->fields[f];
+        if (fd->snode != snode || background_is_zero(fd))
+            continue;
+        for (int32_t i = first; i < first + n; i++) {
+            float *v = (float *)(base + fd->offset + (uint64_t)i * fd->stride);
+            for (int32_t k = 0; k < fd->components; k++)
+                v[k] = fd->background[k];
+        }
+    }
+}
+
+void plm_rt__fill_container(plm_runtime *rt, int32_t snode, uint8_t *c)
+{
+    const plm_rt_snode *s = rt_sn(rt, snode);
+    if (!s->inline_data)
+        return;
+    uint8_t *data = c + s->header_bytes;
+    if (s->is_leaf) {
+        fill_values(rt, snode, data, 0, s->num_cells);
+        return;
+    }
+    for (int32_t i = 0; i < s->num_cells; i++)
+        plm_rt__fill_content(rt, snode, data + (uint64_t)i * s->cell_bytes);
+}
+
+void plm_rt__fill_content(plm_runtime *rt, int32_t snode, uint8_t *content)
+{
+    const plm_rt_snode *s = rt_sn(rt, snode);
+    if (s->is_leaf) {
+        /* One cell's values: only pointer and dynamic leaves hand out single cells. */
+        fill_values(rt, snode, content, 0, 1);
+        return;
+    }
+    for (int32_t ch = s->first_child; ch >= 0; ch = rt->snodes[ch].next_sibling)
+        plm_rt__fill_container(rt, ch, content + rt->snodes[ch].offset_in_parent);
+}
+
+void plm_rt__release_content(plm_runtime *rt, int32_t snode, uint8_t *content)
+{
+    const plm_rt_snode *s = rt_sn(rt, snode);
+    if (s->is_leaf)
+        return;
+    for (int32_t ch = s->first_child; ch >= 0; ch = rt->snodes[ch].next_sibling)
+        plm_rt__release_container(rt, ch, content + rt->snodes[ch].offset_in_parent);
+}
+
+void plm_rt__release_container(plm_runtime *rt, int32_t snode, uint8_t *c)
+{
+    plm_rt_snode *s = rt_sn(rt, snode);
+    if (!s->has_sparse)
+        return;
+    uint8_t *data = c + s->header_bytes;
+    switch (s->kind) {
+    case PLM_RT_ROOT:
+    case PLM_RT_DENSE:
+        for (int32_t i = 0; i < s->num_cells; i++)
+            plm_rt__release_content(rt, snode, data + (uint64_t)i * s->cell_bytes);
+        break;
+    case PLM_RT_POINTER: {
+        uint8_t **slots = rt_pointer_slots(s, c);
+        for (int32_t i = 0; i < s->num_cells; i++) {
+            uint8_t *p = slots[i];
+            if (p) {
+                plm_rt__release_content(rt, snode, p);
+                plm_rt_node_recycle(rt, snode, p);
+                slots[i] = NULL;
+            }
+        }
+        *rt_num_active(c) = 0;
+        break;
+    }
+    case PLM_RT_BITMASKED: {
+        uint32_t *words = rt_bitmask_words(c);
+        for (int32_t i = 0; i < s->num_cells; i++)
+            if ((words[i >> 5] >> (i & 31)) & 1u)
+                plm_rt__release_content(rt, snode, data + (uint64_t)i * s->cell_bytes);
+        for (int32_t w = 0; w < (s->num_cells + 31) / 32; w++)
+            words[w] = 0;
+        *rt_num_active(c) = 0;
+        break;
+    }
+    case PLM_RT_DYNAMIC: {
+        rt_dyn_header *h = (rt_dyn_header *)c;
+        uint8_t *chunk = h->head;
+        while (chunk) {
+            uint8_t *next = *(uint8_t **)chunk;
+            plm_rt_node_recycle(rt, snode, chunk);
+            chunk = next;
+        }
+        h->head = NULL;
+        h->n = 0;
+        break;
+    }
+    default:
+        break;
+    }
+}
