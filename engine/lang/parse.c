@@ -561,7 +561,19 @@ static pk_stmt *parse_for(parser *p) {
     if (is_type_start(p)) {
         pk_error(p->c, tok(p)->loc,
                  "C-style for loops are not supported; write 'for (i in a .. b)'");
-        p->err = true;
+        /* skip the header to its ')' and check the body, so the errors that follow are real */
+        int depth = 1;
+        while (!at(p, TK_EOF) && !at(p, TK_LBRACE) && !at(p, TK_RBRACE)) {
+            int k = advance(p)->kind;
+            if (k == TK_LPAREN)
+                depth++;
+            else if (k == TK_RPAREN && --depth == 0)
+                break;
+        }
+        if (depth == 0)
+            parse_stmt(p);
+        else
+            p->err = true;
         return NULL;
     }
     bool is_static = accept(p, TK_STATIC);
