@@ -79,9 +79,12 @@ plm_runtime *plm_rt_init(void *arena, uint64_t arena_bytes, const plm_rt_config 
         ok = list_setup(rt, &s->list, sizeof(plm_rt_elem), max_cells, i);
         if (ok && (s->kind == PLM_RT_POINTER || s->kind == PLM_RT_DYNAMIC)) {
             uint64_t max_alloc = arena_bytes / s->alloc_bytes + 1;
-            ok = list_setup(rt, &a->data, rt_align_up(s->alloc_bytes, 8), max_alloc, i) &&
-                 list_setup(rt, &a->free, sizeof(uint8_t *), max_alloc, i) &&
-                 list_setup(rt, &a->recycled, sizeof(uint8_t *), max_alloc, i);
+            ok = list_setup(rt, &a->data, rt_align_up(s->alloc_bytes, 8), max_alloc, i);
+            /* Room for an entry per cell the data list can ever carve (node_alloc relies on
+             * it). */
+            uint64_t carvable = (uint64_t)a->data.max_chunks << a->data.log2_chunk_elems;
+            ok = ok && list_setup(rt, &a->free, sizeof(uint8_t *), carvable, i) &&
+                 list_setup(rt, &a->recycled, sizeof(uint8_t *), carvable, i);
             if (ok) {
                 a->sink = (uint8_t *)plm_rt_arena_alloc(rt, s->alloc_bytes, 64, i);
                 ok = a->sink != NULL;

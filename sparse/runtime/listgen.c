@@ -8,17 +8,8 @@ void plm_rt_list_clear(plm_runtime *rt, int32_t snode) { rt_sn(rt, snode)->list.
 
 int32_t plm_rt_list_size(plm_runtime *rt, int32_t snode)
 {
-    plm_rt_list *l = &rt_sn(rt, snode)->list;
-    int32_t n = RT_LOAD_ACQ(&l->count);
-    if (plm_rt_error(rt) != PLM_RT_OK) {
-        /* A failed reservation leaves the count past the chunks that exist: stop before them. */
-        int64_t covered = 0;
-        for (uint32_t k = 0; k < l->max_chunks && l->chunks[k]; k++)
-            covered += (int64_t)1 << l->log2_chunk_elems;
-        if (n > covered)
-            n = (int32_t)covered;
-    }
-    return n;
+    /* After a failed reservation the count runs past the chunks that exist: stop before. */
+    return plm_rt_list_readable(&rt_sn(rt, snode)->list);
 }
 
 plm_rt_elem *plm_rt_list_get(plm_runtime *rt, int32_t snode, int32_t i)
@@ -30,10 +21,9 @@ void plm_rt_listgen_root(plm_runtime *rt)
 {
     plm_rt_list *l = &rt->snodes[0].list;
     l->count = 0;
-    int32_t i = plm_rt_list_reserve(rt, l, 1, 0);
-    if (i < 0)
+    plm_rt_elem *e = (plm_rt_elem *)plm_rt_list_slot(l, plm_rt_list_reserve(rt, l, 1, 0));
+    if (!e)
         return;
-    plm_rt_elem *e = (plm_rt_elem *)plm_rt_list_elem(l, i);
     e->cell = rt->root;
     e->coord[0] = e->coord[1] = e->coord[2] = 0;
     e->index = 0;
@@ -70,6 +60,8 @@ static uint8_t *active_cell(const plm_rt_snode *s, uint8_t *c, int32_t i)
 static void put(plm_rt_elem *e, const plm_rt_snode *s, const int32_t base[3], uint8_t *cell,
                 int32_t i)
 {
+    if (!e)
+        return; /* its chunk could not be created: the error is recorded */
     e->cell = cell;
     e->index = i;
     for (int a = 0; a < 3; a++) {
@@ -117,7 +109,7 @@ void plm_rt_listgen_item(plm_runtime *rt, int32_t snode, int32_t item)
             if (i > lo && (i & (per - 1)) == 0)
                 chunk = *(uint8_t **)chunk;
             uint8_t *cell = chunk + 8 + (uint64_t)(i & (per - 1)) * s->cell_bytes;
-            put((plm_rt_elem *)plm_rt_list_elem(&s->list, at + i - lo), s, base, cell, i);
+            put((plm_rt_elem *)plm_rt_list_slot(&s->list, at + i - lo), s, base, cell, i);
         }
         return;
     }
@@ -136,7 +128,7 @@ void plm_rt_listgen_item(plm_runtime *rt, int32_t snode, int32_t item)
     for (int32_t i = lo; i < hi && count > 0; i++) {
         uint8_t *cell = active_cell(s, c, i);
         if (cell) {
-            put((plm_rt_elem *)plm_rt_list_elem(&s->list, at++), s, base, cell, i);
+            put((plm_rt_elem *)plm_rt_list_slot(&s->list, at++), s, base, cell, i);
             count--;
         }
     }

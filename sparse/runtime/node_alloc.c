@@ -11,17 +11,23 @@ uint8_t *plm_rt_node_alloc(plm_runtime *rt, int32_t snode)
     plm_rt_snode *s = rt_sn(rt, snode);
     plm_rt_allocator *a = &s->alloc;
     /* After an error every allocation gets the sink, so no real cell is ever hung below a sink. */
-    if (plm_rt_error(rt) != PLM_RT_OK)
+    if (plm_rt_error(rt) != PLM_RT_OK) {
+        RT_FETCH_ADD(&rt->error_count, (int64_t)1);
         return a->sink;
+    }
     int32_t cursor = RT_FETCH_ADD(&a->free_used, 1);
     uint8_t *p;
     if (cursor < RT_LOAD_RELAXED(&a->free.count)) {
         p = *(uint8_t **)plm_rt_list_elem(&a->free, cursor);
     } else {
+        /* The free and recycled lists never hold more entries than cells were carved, so
+         * making their chunks exist up to index i now means recycling and gc never need
+         * memory: deactivating always works, even with the budget used up. */
         int32_t i = plm_rt_list_reserve(rt, &a->data, 1, snode);
-        if (i < 0)
+        p = plm_rt_list_slot(&a->data, i);
+        if (!p || !plm_rt__list_touch(rt, &a->free, i, snode) ||
+            !plm_rt__list_touch(rt, &a->recycled, i, snode))
             return a->sink;
-        p = plm_rt_list_elem(&a->data, i);
     }
     RT_FETCH_ADD(&a->live, (int64_t)1);
     return p;
@@ -33,9 +39,10 @@ void plm_rt_node_recycle(plm_runtime *rt, int32_t snode, uint8_t *cell)
     if (cell == a->sink)
         return;
     RT_FETCH_ADD(&a->live, (int64_t)-1);
-    int32_t i = plm_rt_list_reserve(rt, &a->recycled, 1, snode);
-    if (i >= 0)
-        *(uint8_t **)plm_rt_list_elem(&a->recycled, i) = cell;
+    uint8_t **slot = (uint8_t **)plm_rt_list_slot(&a->recycled,
+                                                  plm_rt_list_reserve(rt, &a->recycled, 1, snode));
+    if (slot)
+        *slot = cell;
 }
 
 int32_t plm_rt_gc_begin(plm_runtime *rt, int32_t snode)
@@ -63,11 +70,14 @@ void plm_rt_gc_item(plm_runtime *rt, int32_t snode, int32_t i)
     plm_rt_allocator *a = &s->alloc;
     if (i < 0 || i >= a->gc_pending)
         return;
-    uint8_t *cell = *(uint8_t **)plm_rt_list_elem(&a->recycled, i);
+    uint8_t **from = (uint8_t **)plm_rt_list_slot(&a->recycled, i);
+    if (!from)
+        return;
+    uint8_t *cell = *from;
     rt_zero(cell, s->alloc_bytes);
-    int32_t j = plm_rt_list_reserve(rt, &a->free, 1, snode);
-    if (j >= 0)
-        *(uint8_t **)plm_rt_list_elem(&a->free, j) = cell;
+    uint8_t **to = (uint8_t **)plm_rt_list_slot(&a->free, plm_rt_list_reserve(rt, &a->free, 1, snode));
+    if (to)
+        *to = cell;
 }
 
 void plm_rt_gc(plm_runtime *rt, int32_t snode)

@@ -122,6 +122,7 @@ typedef struct rt_dyn_header {
 
 /* Functions shared between files (not entry points; internal linkage in the bitcode is not
  * possible across files, so they carry the plm_rt__ prefix and stay out of the documented set). */
+int plm_rt__list_touch(plm_runtime *rt, plm_rt_list *l, int32_t i, int32_t snode);
 void plm_rt__fill_content(plm_runtime *rt, int32_t snode, uint8_t *content);
 void plm_rt__fill_container(plm_runtime *rt, int32_t snode, uint8_t *c);
 void plm_rt__release_content(plm_runtime *rt, int32_t snode, uint8_t *content);

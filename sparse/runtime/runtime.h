@@ -180,8 +180,15 @@ void plm_rt_clear_error(plm_runtime *rt);
 uint32_t plm_rt_format_error(const plm_runtime *rt, char *buf, uint64_t len);
 
 /* ---- lists ---- */
+/* Reserves n consecutive elements; returns the first index (-1 past 2^31 elements). A chunk the
+ * budget cannot pay for is left missing (error recorded): write through plm_rt_list_slot. */
 int32_t plm_rt_list_reserve(plm_runtime *rt, plm_rt_list *l, int32_t n, int32_t snode);
+/* Element i, whose chunk must exist. */
 uint8_t *plm_rt_list_elem(const plm_rt_list *l, int32_t i);
+/* Element i, or NULL when its chunk is missing. */
+uint8_t *plm_rt_list_slot(const plm_rt_list *l, int32_t i);
+/* How many leading elements can be read: the count, cut at the first missing chunk. */
+int32_t plm_rt_list_readable(const plm_rt_list *l);
 
 /* ---- node allocator ---- */
 uint8_t *plm_rt_node_alloc(plm_runtime *rt, int32_t snode);
@@ -262,7 +269,7 @@ void plm_rt_listgen(plm_runtime *rt, int32_t snode);
 #define PLM_RT_ENTRY_POINTS(X)                                                               \
     X(plm_rt_init) X(plm_rt_arena_alloc) X(plm_rt_bytes_in_use) X(plm_rt_error)              \
     X(plm_rt_set_error) X(plm_rt_clear_error) X(plm_rt_format_error)                         \
-    X(plm_rt_list_reserve) X(plm_rt_list_elem)                                               \
+    X(plm_rt_list_reserve) X(plm_rt_list_elem) X(plm_rt_list_slot) X(plm_rt_list_readable)                                               \
     X(plm_rt_node_alloc) X(plm_rt_node_recycle) X(plm_rt_gc_begin) X(plm_rt_gc_item)         \
     X(plm_rt_gc) X(plm_rt_prune)                                                             \
     X(plm_rt_dense_get_num_elements) X(plm_rt_dense_activate) X(plm_rt_dense_deactivate)     \
