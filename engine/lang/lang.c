@@ -27,6 +27,44 @@ static void parse_source(pk_ctx *c, const pk_source *s) {
         pk_parse(c, s, toks, n);
 }
 
+/* Position key of a diagnostic: file (in compile order), line, column. */
+static uint64_t diag_key(const pk_ctx *c, const pk_diag *d) {
+    uint64_t file = 0;
+    for (int i = 0; i < c->nsources; i++)
+        if (c->sources[i].name == d->loc.file)
+            file = (uint64_t)i;
+    return file << 56 | (uint64_t)(d->loc.line & 0xffffff) << 32 | d->loc.col;
+}
+
+/* Orders diagnostics by position (they are found stage by stage: lexer, parser, checker),
+ * keeping each note right after the diagnostic it explains. Stable; n is small (capped). */
+static void sort_diags(pk_ctx *c) {
+    uint32_t n = c->ndiags, ngroups = 0;
+    if (n < 2)
+        return;
+    uint32_t *start = pk_alloc(c, sizeof(uint32_t) * (n + 1));
+    for (uint32_t i = 0; i < n; i++)
+        if (c->diags[i].severity != PK_SEV_NOTE || i == 0)
+            start[ngroups++] = i;
+    start[ngroups] = n;
+    uint32_t *order = pk_alloc(c, sizeof(uint32_t) * ngroups);
+    for (uint32_t g = 0; g < ngroups; g++) {
+        uint32_t j = g;
+        uint64_t key = diag_key(c, &c->diags[start[g]]);
+        while (j > 0 && diag_key(c, &c->diags[start[order[j - 1]]]) > key) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = g;
+    }
+    pk_diag *sorted = pk_alloc(c, sizeof(pk_diag) * n);
+    uint32_t k = 0;
+    for (uint32_t g = 0; g < ngroups; g++)
+        for (uint32_t i = start[order[g]]; i < start[order[g] + 1]; i++)
+            sorted[k++] = c->diags[i];
+    c->diags = sorted;
+}
+
 static pk_result *compile(pk_ctx *cp, const char *file, const char *src, size_t len) {
     pk_ctx *c = cp;
     c->max_errors = c->opt->max_errors > 0 ? c->opt->max_errors : PK_DEFAULT_MAX_ERRORS;
@@ -70,6 +108,7 @@ static pk_result *compile(pk_ctx *cp, const char *file, const char *src, size_t 
         }
     }
 
+    sort_diags(c);
     pk_result *r = pk_alloc(c, sizeof *r);
     r->arena = c->arena;
     r->program = c->nerrors ? NULL : c->prog;
