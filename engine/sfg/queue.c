@@ -1,0 +1,270 @@
+/* The async queue: launches append tasks; a flush builds the state-flow graph, runs the passes
+ * until none changes anything, hands the tasks and their edges to the executor, and keeps the
+ * nodes that still own a state for the next flush. Eager mode skips all of it. */
+#include "engine/sfg/sfg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Passes can enable each other (demotion -> listgen removal -> fusion -> dead stores ...);
+ * they run in turn until a whole sweep changes nothing, at most this many sweeps. */
+#define MAX_SWEEPS 8
+
+sfg_queue *sfg_queue_create(sfg_bank *bank, sfg_executor_fn exec, void *exec_ud,
+                            const sfg_options *opt) {
+    if (!bank || !exec)
+        return NULL;
+    sfg_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->bank = bank;
+    q->exec = exec;
+    q->exec_ud = exec_ud;
+    if (opt)
+        q->opt = *opt;
+    const char *dir = opt && opt->dump_dir ? opt->dump_dir : getenv("PLUME_SFG_DUMP");
+    snprintf(q->dump_dir, sizeof q->dump_dir, "%s", dir ? dir : "");
+    q->opt.dump_dir = q->dump_dir;
+    if (sfg_graph_init(&q->g)) {
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+void sfg_queue_destroy(sfg_queue *q) {
+    if (!q)
+        return;
+    sfg_graph_free(&q->g);
+    free(q);
+}
+
+const char *sfg_error(const sfg_queue *q) { return q ? q->err : "no queue"; }
+uint32_t sfg_pending(const sfg_queue *q) { return sfg_graph_pending(&q->g); }
+const sfg_stats *sfg_get_stats(const sfg_queue *q) { return &q->stats; }
+void sfg_reset_stats(sfg_queue *q) { memset(&q->stats, 0, sizeof q->stats); }
+
+int sfg_parse_passes(const char *list, uint32_t *bits) {
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } names[] = {{"listgen", SFG_PASS_LISTGEN},
+                 {"demote", SFG_PASS_DEMOTE},
+                 {"fusion", SFG_PASS_FUSION},
+                 {"dse", SFG_PASS_DSE}};
+    *bits = 0;
+    if (!list || !*list || !strcmp(list, "none"))
+        return SFG_OK;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        uint32_t found = 0;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len))
+                found = names[i].bit;
+        if (!found)
+            return SFG_EINVAL;
+        *bits |= found;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return SFG_OK;
+}
+
+static void count_launch(sfg_queue *q, const sfg_task_meta *m) {
+    q->stats.launched[m->type]++;
+    q->stats.tasks_launched++;
+    if (m->type == SFG_LISTGEN)
+        q->stats.listgens++;
+}
+
+static int run_eager(sfg_queue *q, sfg_ir ir, const sfg_task_meta *m, const void *args,
+                     size_t args_size, const char *name) {
+    sfg_exec_task t = {.ir = ir, .meta = m, .args = args, .args_size = args_size,
+                       .name = name ? name : ""};
+    sfg_batch b = {.tasks = &t, .n_tasks = 1, .sync = 1, .index = q->batch_index++};
+    count_launch(q, m);
+    q->stats.flushes++;
+    if (q->exec(q->exec_ud, &b)) {
+        sfg_set_error(q->err, "sfg: the executor failed on task '%s'", t.name);
+        return SFG_EEXEC;
+    }
+    return SFG_OK;
+}
+
+int sfg_launch(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size, const char *name) {
+    if (!q)
+        return SFG_EINVAL;
+    if (args_size && !args) {
+        sfg_set_error(q->err, "sfg_launch: %zu bytes of arguments but no pointer", args_size);
+        return SFG_EINVAL;
+    }
+    const sfg_task_meta *m;
+    int rc = sfg_bank_meta(q->bank, ir, &m);
+    if (rc) {
+        sfg_set_error(q->err, "sfg_launch: %s", sfg_bank_error(q->bank));
+        return rc;
+    }
+    q->stats.tasks_enqueued++;
+    if (q->opt.eager)
+        return run_eager(q, ir, m, args, args_size, name);
+    if ((rc = sfg_graph_append(&q->g, ir, ir.hash, m, args, args_size, name))) {
+        sfg_set_error(q->err, "sfg_launch: out of memory");
+        return rc;
+    }
+    if (q->opt.flush_every && sfg_graph_pending(&q->g) >= q->opt.flush_every)
+        return sfg_flush(q);
+    return SFG_OK;
+}
+
+static int run_passes(sfg_queue *q) {
+    static const struct {
+        uint32_t bit;
+        const char *name;
+        int (*fn)(sfg_queue *, int *);
+    } passes[] = {{SFG_PASS_LISTGEN, "listgen", sfg_pass_listgen},
+                  {SFG_PASS_DEMOTE, "demote", sfg_pass_demote},
+                  {SFG_PASS_FUSION, "fusion", sfg_pass_fusion},
+                  {SFG_PASS_DSE, "dse", sfg_pass_dse}};
+    for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+        int any = 0;
+        for (size_t p = 0; p < sizeof passes / sizeof passes[0]; p++) {
+            if (q->opt.disabled_passes & passes[p].bit)
+                continue;
+            int changed = 0;
+            int rc = passes[p].fn(q, &changed);
+            if (rc) {
+                sfg_set_error(q->err, "sfg: pass %s failed: %s", passes[p].name,
+                              rc == SFG_ENOMEM ? "out of memory" : sfg_bank_error(q->bank));
+                return rc;
+            }
+            if (changed)
+                sfg_dump(q, passes[p].name);
+            any |= changed;
+        }
+        if (!any)
+            break;
+    }
+    return SFG_OK;
+}
+
+static int cmp_edge(const void *x, const void *y) {
+    const sfg_edge *a = x, *b = y;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    return a->to < b->to ? -1 : a->to > b->to;
+}
+
+/* Edges between pending tasks, as positions in the batch, one per pair. */
+static int batch_edges(const sfg_graph *g, sfg_edge **out, uint32_t *n_out) {
+    uint32_t fp = g->first_pending, n = 0;
+    sfg_edge *e = g->n_edge ? malloc((size_t)g->n_edge * sizeof *e) : NULL;
+    if (g->n_edge && !e)
+        return SFG_ENOMEM;
+    for (uint32_t i = 0; i < g->n_edge; i++)
+        if (g->edge[i].from >= fp)
+            e[n++] = (sfg_edge){g->edge[i].from - fp, g->edge[i].to - fp, g->edge[i].kind};
+    qsort(e, n, sizeof *e, cmp_edge);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (w && e[w - 1].from == e[i].from && e[w - 1].to == e[i].to)
+            e[w - 1].kinds |= e[i].kinds;
+        else
+            e[w++] = e[i];
+    }
+    *out = e;
+    *n_out = w;
+    return SFG_OK;
+}
+
+static int flush(sfg_queue *q, int sync) {
+    sfg_graph *g = &q->g;
+    uint32_t np = sfg_graph_pending(g);
+    if (!np)
+        return SFG_OK;
+    double t0 = sfg_now();
+    q->dump_step = 0;
+    int rc = sfg_graph_rebuild(g);
+    if (!rc) {
+        sfg_dump(q, "input");
+        if ((q->opt.disabled_passes & SFG_PASS_ALL) != SFG_PASS_ALL) {
+            rc = run_passes(q);
+            if (!rc)
+                sfg_dump(q, "output");
+        }
+    } else {
+        sfg_set_error(q->err, "sfg: out of memory building the graph");
+    }
+    sfg_edge *edges = NULL;
+    uint32_t n_edges = 0;
+    sfg_exec_task *tasks = NULL;
+    if (!rc && (rc = batch_edges(g, &edges, &n_edges)))
+        sfg_set_error(q->err, "sfg: out of memory");
+    np = sfg_graph_pending(g);
+    if (!rc && np && !(tasks = malloc((size_t)np * sizeof *tasks))) {
+        rc = SFG_ENOMEM;
+        sfg_set_error(q->err, "sfg: out of memory");
+    }
+    if (rc) {
+        /* the queued work cannot run as optimized: drop it and what the graph knew */
+        free(edges);
+        sfg_graph_forget(g);
+        return rc;
+    }
+    for (uint32_t p = 0; p < np; p++) {
+        const sfg_node *n = &g->node[g->first_pending + p];
+        tasks[p] = (sfg_exec_task){.ir = n->ir, .meta = n->meta, .args = n->args,
+                                   .args_size = n->args_size, .name = n->name};
+        count_launch(q, n->meta);
+    }
+    q->stats.optimizer_s += sfg_now() - t0;
+    sfg_batch b = {.tasks = tasks, .n_tasks = np, .edges = edges, .n_edges = n_edges,
+                   .sync = sync, .index = q->batch_index++};
+    q->stats.flushes++;
+    int xr = np ? q->exec(q->exec_ud, &b) : 0;
+    free(tasks);
+    free(edges);
+    if (xr) {
+        sfg_set_error(q->err, "sfg: the executor failed on batch %llu",
+                      (unsigned long long)b.index);
+        sfg_graph_forget(g);
+        return SFG_EEXEC;
+    }
+    if ((rc = sfg_graph_retire(g))) {
+        sfg_set_error(q->err, "sfg: out of memory");
+        sfg_graph_forget(g);
+    }
+    return rc;
+}
+
+int sfg_flush(sfg_queue *q) { return q ? flush(q, 0) : SFG_EINVAL; }
+int sfg_sync(sfg_queue *q) { return q ? flush(q, 1) : SFG_EINVAL; }
+
+int sfg_host_write(sfg_queue *q, const sfg_state *states, uint32_t n) {
+    if (!q || (n && !states))
+        return SFG_EINVAL;
+    if (sfg_graph_pending(&q->g)) {
+        sfg_set_error(q->err, "sfg_host_write: %u tasks still queued; call sfg_sync first",
+                      sfg_graph_pending(&q->g));
+        return SFG_EINVAL;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (sfg_graph_host_write(&q->g, states[i])) {
+            sfg_set_error(q->err, "sfg_host_write: out of memory");
+            return SFG_ENOMEM;
+        }
+    return SFG_OK;
+}
+
+int sfg_forget(sfg_queue *q) {
+    if (!q)
+        return SFG_EINVAL;
+    if (sfg_graph_pending(&q->g)) {
+        sfg_set_error(q->err, "sfg_forget: %u tasks still queued", sfg_graph_pending(&q->g));
+        return SFG_EINVAL;
+    }
+    sfg_graph_forget(&q->g);
+    return SFG_OK;
+}
