@@ -48,7 +48,13 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 }
 
 const char *eng_error(const eng_context *ctx) { return ctx ? ctx->err : "no engine context"; }
-uint64_t eng_memory_bytes(const eng_context *ctx) { return ctx->bytes; }
+uint64_t eng_memory_bytes(const eng_context *ctx)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < ctx->nfields; i++)
+        total += eng_field_bytes(ctx->fields[i]);
+    return total;
+}
 uint64_t eng_memory_budget(const eng_context *ctx) { return ctx->budget; }
 int eng_threads(const eng_context *ctx) { return ctx->threads; }
 

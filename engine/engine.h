@@ -56,8 +56,9 @@ eng_field *eng_field_find(eng_context *ctx, const char *name);
 const eng_field_desc *eng_field_info(const eng_field *f);
 int eng_field_components(const eng_field *f);
 
-/* Host-side block access. Block data is components*512 floats, voxel index x*64+y*8+z,
- * planar for vec3; masks are 8 uint64 words. Origins are multiples of 8. */
+/* Host-side block access. Block data is components*512 floats, voxel index n = x*64+y*8+z,
+ * vec3 interleaved (components of voxel n at 3n..3n+2); masks are 8 uint64 words. Origins are
+ * multiples of 8. Fields whose leaf blocks are not 8^3 refuse block access (ENG_EINVAL). */
 uint64_t eng_field_block_count(eng_field *f);
 uint64_t eng_field_active_voxels(eng_field *f);
 /* Writes up to `cap` origins (3 int32 each) in a deterministic order (sorted by z, y, x). */
@@ -73,6 +74,9 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
  * created, or when the budget is exceeded (eng_error says so). */
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create);
 void eng_field_clear(eng_context *ctx, eng_field *f);
+/* Sum (first component) or max |v| over the active voxels. */
+enum { ENG_REDUCE_SUM = 0, ENG_REDUCE_MAX_ABS = 1 };
+double eng_field_reduce(eng_field *f, int op);
 /* Value of one voxel (component c); background when inactive. */
 float eng_field_read(eng_field *f, const int32_t ijk[3], int c);
 

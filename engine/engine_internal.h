@@ -7,7 +7,6 @@
 struct eng_context {
     int threads;
     uint64_t budget;
-    uint64_t bytes; /* bytes held by field storage */
     eng_field **fields;
     int nfields;
     char err[1024];
@@ -18,5 +17,6 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
 void eng_field_free(eng_field *f);
+uint64_t eng_field_bytes(eng_field *f);
 
 #endif

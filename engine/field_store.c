@@ -1,62 +1,66 @@
-/* Host-side storage of a field's active 8^3 blocks: an open-addressing hash map from block
- * coordinates to blocks. This is the host's view of a field; tasks will run on the sparse
- * runtime's trees once the kernel engine exists, and this file then becomes the bridge. */
+/* A field's storage: one sparse SNode tree (sparse/tree.h) per field, so each field has its own
+ * topology, as each grid of a VDB file does. This file is the host's view of it: block copies
+ * in and out, voxel reads, statistics. */
+#define _GNU_SOURCE
 #include "engine/engine_internal.h"
+#include "sparse/tree.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct block {
-    int32_t origin[3];
-    uint64_t mask[8];
-    float data[]; /* components * 512 */
-} block;
 
 struct eng_field {
     eng_field_desc desc;
     char *name;
-    char *layout;
+    char *layout;    /* the layout as declared ("" = default) */
     int comps;
-    block **slots; /* hash table, power-of-two capacity, NULL = empty, TOMB = deleted */
-    uint64_t cap, count, used;
-    uint64_t active_voxels;
+    plm_tree *tree;
+    int fid;         /* the field's id inside its tree */
+    int leaf;        /* leaf SNode (its cells are voxels) */
+    int leaf_kind;   /* PLM_RT_DENSE or PLM_RT_BITMASKED: per-voxel activity only for the latter */
+    int blocks_ok;   /* leaf blocks are 8^3 voxels: host block access allowed */
+    plm_block_shape shape;
 };
-
-static block tomb_storage;
-#define TOMB (&tomb_storage)
-
-static size_t block_bytes(int comps) { return sizeof(block) + (size_t)comps * 512 * sizeof(float); }
-
-static uint64_t hash3(const int32_t o[3])
-{
-    uint64_t h = (uint64_t)(uint32_t)(o[0] >> 3) * 0x9E3779B97F4A7C15ull;
-    h ^= (uint64_t)(uint32_t)(o[1] >> 3) * 0xC2B2AE3D27D4EB4Full;
-    h ^= (uint64_t)(uint32_t)(o[2] >> 3) * 0x165667B19E3779F9ull;
-    return h ^ (h >> 29);
-}
-
-static int popcount_mask(const uint64_t m[8])
-{
-    int n = 0;
-    for (int i = 0; i < 8; i++)
-        n += __builtin_popcountll(m[i]);
-    return n;
-}
 
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
 {
+    const char *base = desc->layout && desc->layout[0] ? desc->layout : PLM_LAYOUT_DEFAULT;
+    if (strstr(base, "place"))
+        return eng_fail(ctx, ENG_EINVAL,
+                        "field '%s': the layout names SNodes only; Plume places the field itself "
+                        "(remove 'place(...)')", desc->name);
     eng_field *f = calloc(1, sizeof *f);
-    if (!f)
+    size_t n = strlen(base) + 32;
+    char *text = malloc(n);
+    if (!f || !text) {
+        free(f);
+        free(text);
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    snprintf(text, n, "%s.place(v%s)", base, desc->type == ENG_VEC3 ? ":vec3" : "");
+    char err[512];
+    if (plm_tree_create(text, ctx->budget, &f->tree, err, sizeof err) != 0) {
+        free(text);
+        free(f);
+        /* Columns count in the text as declared: the appended place() comes after it. */
+        return eng_fail(ctx, ENG_EINVAL, "field '%s': layout \"%s\": %s", desc->name, base, err);
+    }
+    free(text);
     f->desc = *desc;
     f->name = strdup(desc->name);
     f->layout = strdup(desc->layout ? desc->layout : "");
     f->desc.name = f->name;
     f->desc.layout = f->layout;
     f->comps = desc->type == ENG_VEC3 ? 3 : 1;
-    f->cap = 64;
-    f->slots = calloc(f->cap, sizeof *f->slots);
-    if (!f->name || !f->layout || !f->slots) {
+    f->fid = plm_tree_field(f->tree, "v");
+    const plm_layout *lay = plm_tree_layout(f->tree);
+    f->leaf = lay->cfg.fields[f->fid].snode;
+    f->leaf_kind = lay->cfg.snodes[f->leaf].kind;
+    f->blocks_ok = plm_tree_block_shape(f->tree, f->fid, &f->shape) == 0 && f->shape.dims[0] == 8 &&
+                   f->shape.dims[1] == 8 && f->shape.dims[2] == 8 && f->shape.stride == f->comps;
+    plm_tree_set_background(f->tree, f->fid, desc->background);
+    if (!f->name || !f->layout) {
         eng_field_free(f);
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     }
@@ -68,10 +72,8 @@ void eng_field_free(eng_field *f)
 {
     if (!f)
         return;
-    for (uint64_t i = 0; f->slots && i < f->cap; i++)
-        if (f->slots[i] && f->slots[i] != TOMB)
-            free(f->slots[i]);
-    free(f->slots);
+    if (f->tree)
+        plm_tree_destroy(f->tree);
     free(f->name);
     free(f->layout);
     free(f);
@@ -79,58 +81,13 @@ void eng_field_free(eng_field *f)
 
 const eng_field_desc *eng_field_info(const eng_field *f) { return &f->desc; }
 int eng_field_components(const eng_field *f) { return f->comps; }
-uint64_t eng_field_block_count(eng_field *f) { return f->count; }
-uint64_t eng_field_active_voxels(eng_field *f) { return f->active_voxels; }
+plm_tree *eng_field_tree(eng_field *f) { return f->tree; }
 
-/* Index of the block with origin o, or of the slot where it would be inserted (*found = 0). */
-static uint64_t find_slot(const eng_field *f, const int32_t o[3], int *found)
+uint64_t eng_field_bytes(eng_field *f)
 {
-    uint64_t m = f->cap - 1, i = hash3(o) & m, first_tomb = UINT64_MAX;
-    for (;;) {
-        const block *b = f->slots[i];
-        if (!b) {
-            *found = 0;
-            return first_tomb != UINT64_MAX ? first_tomb : i;
-        }
-        if (b == TOMB) {
-            if (first_tomb == UINT64_MAX)
-                first_tomb = i;
-        } else if (b->origin[0] == o[0] && b->origin[1] == o[1] && b->origin[2] == o[2]) {
-            *found = 1;
-            return i;
-        }
-        i = (i + 1) & m;
-    }
-}
-
-static block *lookup(const eng_field *f, const int32_t o[3])
-{
-    int found;
-    uint64_t i = find_slot(f, o, &found);
-    return found ? f->slots[i] : NULL;
-}
-
-static int grow(eng_field *f)
-{
-    uint64_t ncap = f->count * 4 > f->cap ? f->cap * 2 : f->cap; /* rehash drops tombstones */
-    block **old = f->slots;
-    uint64_t ocap = f->cap;
-    block **slots = calloc(ncap, sizeof *slots);
-    if (!slots)
-        return -1;
-    f->slots = slots;
-    f->cap = ncap;
-    f->used = 0;
-    for (uint64_t i = 0; i < ocap; i++) {
-        if (old[i] && old[i] != TOMB) {
-            int found;
-            uint64_t j = find_slot(f, old[i]->origin, &found);
-            f->slots[j] = old[i];
-            f->used++;
-        }
-    }
-    free(old);
-    return 0;
+    plm_tree_stats s;
+    plm_tree_stats_get(f->tree, &s);
+    return s.bytes_in_use;
 }
 
 static int aligned_origin(const int32_t o[3])
@@ -138,83 +95,125 @@ static int aligned_origin(const int32_t o[3])
     return (o[0] & 7) == 0 && (o[1] & 7) == 0 && (o[2] & 7) == 0;
 }
 
+static void full_mask(uint64_t m[8]) { memset(m, 0xff, 8 * sizeof *m); }
+
+/* Per-voxel activity of an active block. */
+static void block_mask(eng_field *f, const int32_t o[3], uint64_t m[8])
+{
+    if (f->leaf_kind != PLM_RT_BITMASKED) {
+        full_mask(m);
+        return;
+    }
+    memset(m, 0, 8 * sizeof *m);
+    for (int n = 0; n < 512; n++)
+        if (plm_tree_is_active(f->tree, f->leaf, o[0] + (n >> 6), o[1] + ((n >> 3) & 7), o[2] + (n & 7)))
+            m[n >> 6] |= 1ull << (n & 63);
+}
+
+static int popcount8(const uint64_t m[8])
+{
+    int n = 0;
+    for (int i = 0; i < 8; i++)
+        n += __builtin_popcountll(m[i]);
+    return n;
+}
+
+typedef struct count_ctx {
+    eng_field *f;
+    uint64_t blocks, voxels;
+} count_ctx;
+
+static int count_block(void *user, const int32_t origin[3], float *data)
+{
+    (void)data;
+    count_ctx *c = user;
+    uint64_t m[8];
+    c->blocks++;
+    block_mask(c->f, origin, m);
+    c->voxels += (uint64_t)popcount8(m);
+    return 0;
+}
+
+uint64_t eng_field_block_count(eng_field *f)
+{
+    if (!f->blocks_ok)
+        return 0;
+    count_ctx c = {f, 0, 0};
+    plm_tree_foreach_block(f->tree, f->fid, count_block, &c);
+    return c.blocks;
+}
+
+uint64_t eng_field_active_voxels(eng_field *f)
+{
+    if (!f->blocks_ok)
+        return 0;
+    count_ctx c = {f, 0, 0};
+    plm_tree_foreach_block(f->tree, f->fid, count_block, &c);
+    return c.voxels;
+}
+
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create)
 {
-    block *b = lookup(f, origin);
-    if (!b && create) {
-        size_t nb = block_bytes(f->comps);
-        if (ctx->bytes + nb > ctx->budget) {
-            eng_fail(ctx, ENG_ENOMEM,
-                     "memory budget exceeded: field '%s' needs %zu more bytes, %llu of %llu in use",
-                     f->name, nb, (unsigned long long)ctx->bytes, (unsigned long long)ctx->budget);
-            return NULL;
-        }
-        if ((f->used + 1) * 2 > f->cap && grow(f) != 0) {
-            eng_fail(ctx, ENG_ENOMEM, "out of host memory growing field '%s'", f->name);
-            return NULL;
-        }
-        b = malloc(nb);
-        if (!b) {
-            eng_fail(ctx, ENG_ENOMEM, "out of host memory in field '%s'", f->name);
-            return NULL;
-        }
-        memcpy(b->origin, origin, sizeof b->origin);
-        memset(b->mask, 0xff, sizeof b->mask); /* activity is per block, as in the sparse runtime */
-        f->active_voxels += 512;
-        for (int c = 0; c < f->comps; c++)
-            for (int i = 0; i < 512; i++)
-                b->data[c * 512 + i] = f->desc.background[c];
-        int found;
-        uint64_t j = find_slot(f, origin, &found);
-        if (!f->slots[j])
-            f->used++;
-        f->slots[j] = b;
-        f->count++;
-        ctx->bytes += nb;
-    }
-    if (!b)
+    if (!f->blocks_ok || !aligned_origin(origin))
         return NULL;
-    return b->data;
+    float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL);
+    if (data || !create)
+        return data;
+    data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 1, NULL);
+    char msg[512];
+    if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0) {
+        eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", f->name, msg);
+        return NULL;
+    }
+    if (data && f->leaf_kind == PLM_RT_BITMASKED)
+        for (int n = 0; n < 512; n++)
+            plm_tree_activate(f->tree, f->leaf, origin[0] + (n >> 6), origin[1] + ((n >> 3) & 7),
+                              origin[2] + (n & 7));
+    return data;
 }
 
 int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3],
                           const float *values, const uint64_t *mask)
 {
+    if (!f->blocks_ok)
+        return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout has no 8x8x8 leaf blocks", f->name);
     if (!aligned_origin(origin))
-        return eng_fail(ctx, ENG_EINVAL, "block origin (%d,%d,%d) is not a multiple of 8",
-                        origin[0], origin[1], origin[2]);
-    float *data = eng_field_block_data(ctx, f, origin, 1);
-    if (!data)
-        return ENG_ENOMEM;
-    block *b = lookup(f, origin);
-    memcpy(data, values, (size_t)f->comps * 512 * sizeof(float));
-    f->active_voxels -= (uint64_t)popcount_mask(b->mask);
-    if (mask) {
-        memcpy(b->mask, mask, sizeof b->mask);
-        /* Inactive voxels read as background, whatever the host passed for them. */
-        for (int i = 0; i < 512; i++)
-            if (!(mask[i >> 6] >> (i & 63) & 1))
-                for (int c = 0; c < f->comps; c++)
-                    data[c * 512 + i] = f->desc.background[c];
-    } else {
-        memset(b->mask, 0xff, sizeof b->mask);
+        return eng_fail(ctx, ENG_EINVAL, "block origin (%d,%d,%d) is not a multiple of 8", origin[0],
+                        origin[1], origin[2]);
+    float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 1, NULL);
+    char msg[512];
+    if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0 || !data)
+        return eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", f->name, data ? msg : "block activation failed");
+    const float *bg = f->desc.background;
+    for (int n = 0; n < 512; n++) {
+        int on = !mask || (mask[n >> 6] >> (n & 63) & 1);
+        for (int c = 0; c < f->comps; c++)
+            data[n * f->comps + c] = on ? values[n * f->comps + c] : bg[c];
+        if (f->leaf_kind == PLM_RT_BITMASKED) {
+            int32_t x = origin[0] + (n >> 6), y = origin[1] + ((n >> 3) & 7), z = origin[2] + (n & 7);
+            if (on)
+                plm_tree_activate(f->tree, f->leaf, x, y, z);
+            else
+                plm_tree_deactivate(f->tree, f->leaf, x, y, z);
+        }
     }
-    f->active_voxels += (uint64_t)popcount_mask(b->mask);
     return ENG_OK;
 }
 
 int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, uint64_t *mask)
 {
-    block *b = aligned_origin(origin) ? lookup(f, origin) : NULL;
-    if (b) {
-        memcpy(values, b->data, (size_t)f->comps * 512 * sizeof(float));
+    float *data = f->blocks_ok && aligned_origin(origin)
+                      ? plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL)
+                      : NULL;
+    if (data) {
+        memcpy(values, data, (size_t)f->comps * 512 * sizeof(float));
         if (mask)
-            memcpy(mask, b->mask, sizeof b->mask);
+            block_mask(f, origin, mask);
         return 1;
     }
-    for (int c = 0; c < f->comps; c++)
-        for (int i = 0; i < 512; i++)
-            values[c * 512 + i] = f->desc.background[c];
+    for (int n = 0; n < 512; n++)
+        for (int c = 0; c < f->comps; c++)
+            values[n * f->comps + c] = f->desc.background[c];
     if (mask)
         memset(mask, 0, 8 * sizeof *mask);
     return 0;
@@ -222,12 +221,9 @@ int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, u
 
 float eng_field_read(eng_field *f, const int32_t ijk[3], int c)
 {
-    int32_t o[3] = {ijk[0] & ~7, ijk[1] & ~7, ijk[2] & ~7};
-    block *b = lookup(f, o);
-    if (!b)
-        return f->desc.background[c];
-    int i = (ijk[0] & 7) * 64 + (ijk[1] & 7) * 8 + (ijk[2] & 7);
-    return b->data[c * 512 + i];
+    float v[3];
+    plm_tree_read(f->tree, f->fid, ijk[0], ijk[1], ijk[2], v);
+    return v[c];
 }
 
 static int cmp_origin(const void *pa, const void *pb)
@@ -239,31 +235,88 @@ static int cmp_origin(const void *pa, const void *pb)
     return 0;
 }
 
+typedef struct collect_ctx {
+    int32_t *o;
+    uint64_t n, cap;
+} collect_ctx;
+
+static int collect_block(void *user, const int32_t origin[3], float *data)
+{
+    (void)data;
+    collect_ctx *c = user;
+    if (c->n == c->cap) {
+        uint64_t ncap = c->cap ? c->cap * 2 : 256;
+        int32_t *g = realloc(c->o, (size_t)ncap * 3 * sizeof *g);
+        if (!g)
+            return 1;
+        c->o = g;
+        c->cap = ncap;
+    }
+    memcpy(c->o + 3 * c->n, origin, 3 * sizeof *origin);
+    c->n++;
+    return 0;
+}
+
 uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap)
 {
-    uint64_t n = 0;
-    int32_t *all = malloc((size_t)(f->count ? f->count : 1) * 3 * sizeof *all);
-    if (!all)
+    if (!f->blocks_ok)
         return 0;
-    for (uint64_t i = 0; i < f->cap; i++)
-        if (f->slots[i] && f->slots[i] != TOMB) {
-            memcpy(all + 3 * n, f->slots[i]->origin, 3 * sizeof *all);
-            n++;
-        }
-    qsort(all, n, 3 * sizeof *all, cmp_origin);
-    uint64_t k = n < cap ? n : cap;
-    memcpy(origins, all, (size_t)k * 3 * sizeof *all);
-    free(all);
+    collect_ctx c = {NULL, 0, 0};
+    plm_tree_foreach_block(f->tree, f->fid, collect_block, &c);
+    qsort(c.o, c.n, 3 * sizeof *c.o, cmp_origin);
+    uint64_t k = c.n < cap ? c.n : cap;
+    if (k)
+        memcpy(origins, c.o, (size_t)k * 3 * sizeof *c.o);
+    free(c.o);
     return k;
 }
 
 void eng_field_clear(eng_context *ctx, eng_field *f)
 {
-    for (uint64_t i = 0; i < f->cap; i++) {
-        if (f->slots[i] && f->slots[i] != TOMB)
-            free(f->slots[i]);
-        f->slots[i] = NULL;
+    (void)ctx;
+    uint64_t n = eng_field_block_count(f);
+    int32_t *o = malloc((size_t)(n ? n : 1) * 3 * sizeof *o);
+    if (!o)
+        return;
+    n = eng_field_block_origins(f, o, n);
+    for (uint64_t b = 0; b < n; b++)
+        plm_tree_deactivate_block(f->tree, f->fid, o[3 * b], o[3 * b + 1], o[3 * b + 2]);
+    free(o);
+    plm_tree_gc(f->tree);
+}
+
+typedef struct reduce_ctx {
+    eng_field *f;
+    int op;
+    double acc;
+} reduce_ctx;
+
+static int reduce_block(void *user, const int32_t origin[3], float *data)
+{
+    reduce_ctx *r = user;
+    uint64_t m[8];
+    block_mask(r->f, origin, m);
+    int k = r->f->comps;
+    for (int n = 0; n < 512; n++) {
+        if (!(m[n >> 6] >> (n & 63) & 1))
+            continue;
+        if (r->op == ENG_REDUCE_SUM) {
+            r->acc += data[n * k];
+        } else {
+            double m2 = 0;
+            for (int c = 0; c < k; c++)
+                m2 += (double)data[n * k + c] * data[n * k + c];
+            if (sqrt(m2) > r->acc)
+                r->acc = sqrt(m2);
+        }
     }
-    ctx->bytes -= f->count * block_bytes(f->comps);
-    f->count = f->used = f->active_voxels = 0;
+    return 0;
+}
+
+double eng_field_reduce(eng_field *f, int op)
+{
+    reduce_ctx r = {f, op, 0};
+    if (f->blocks_ok)
+        plm_tree_foreach_block(f->tree, f->fid, reduce_block, &r);
+    return r.acc;
 }

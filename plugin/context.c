@@ -217,38 +217,7 @@ plume_status pl_field_stat(plume_context *handle, const char *name, plume_field_
     }
     if (stat != PLUME_STAT_MAX_ABS && stat != PLUME_STAT_SUM)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_stat: unknown statistic %d", stat);
-    uint64_t nb = eng_field_block_count(f);
-    int comps = eng_field_components(f);
-    int32_t *origins = malloc((size_t)(nb ? nb : 1) * 3 * sizeof *origins);
-    float *vals = malloc((size_t)comps * 512 * sizeof *vals);
-    uint64_t mask[8];
-    if (!origins || !vals) {
-        free(origins);
-        free(vals);
-        return pl_fail(ctx, PLUME_ERR_INTERNAL, "field_stat: out of host memory");
-    }
-    nb = eng_field_block_origins(f, origins, nb);
-    double acc = 0;
-    for (uint64_t b = 0; b < nb; b++) {
-        eng_field_read_block(f, origins + 3 * b, vals, mask);
-        for (int i = 0; i < 512; i++) {
-            if (!(mask[i >> 6] >> (i & 63) & 1))
-                continue;
-            if (stat == PLUME_STAT_SUM) {
-                acc += vals[i];
-            } else {
-                double m2 = 0;
-                for (int c = 0; c < comps; c++)
-                    m2 += (double)vals[c * 512 + i] * vals[c * 512 + i];
-                double m = sqrt(m2);
-                if (m > acc)
-                    acc = m;
-            }
-        }
-    }
-    free(origins);
-    free(vals);
-    *out = acc;
+    *out = eng_field_reduce(f, stat == PLUME_STAT_SUM ? ENG_REDUCE_SUM : ENG_REDUCE_MAX_ABS);
     return PLUME_OK;
 }
 

@@ -127,7 +127,10 @@ static void cook_sphere(const plume_plugin *api, plume_context *ctx, double radi
 /* Blocks written from host memory read back identically; unmasked voxels read as background. */
 static void block_round_trip(const plume_plugin *api, plume_context *ctx)
 {
-    plume_field_desc fd = {sizeof fd, "vel", PLUME_VALUE_VEC3, NULL, 0.5, {0, 0, 0}, {0.25, 0.5, 0.75}};
+    /* Bitmasked leaves keep per-voxel activity (the default dense leaves keep it per block). */
+    plume_field_desc fd = {sizeof fd, "vel", PLUME_VALUE_VEC3,
+                           "offset(-2048).pointer(ijk,32).pointer(ijk,16).bitmasked(ijk,8)", 0.5,
+                           {0, 0, 0}, {0.25, 0.5, 0.75}};
     CHECK_STATUS(api->field_declare(ctx, &fd), PLUME_OK);
     plume_volume *vol = NULL;
     CHECK_STATUS(api->volume_open(ctx, "vel", &vol), PLUME_OK);
@@ -147,8 +150,8 @@ static void block_round_trip(const plume_plugin *api, plume_context *ctx)
     for (int i = 0; i < 512; i++) {
         int on = (int)(mask[i >> 6] >> (i & 63) & 1);
         for (int c = 0; c < 3; c++) {
-            float want = on ? in[c * 512 + i] : (float)fd.background[c];
-            mismatches += out[c * 512 + i] != want;
+            float want = on ? in[3 * i + c] : (float)fd.background[c];
+            mismatches += out[3 * i + c] != want;
         }
     }
     CHECK(mismatches == 0);
@@ -163,7 +166,7 @@ static void block_round_trip(const plume_plugin *api, plume_context *ctx)
     /* An inactive block reads as background with an empty mask. */
     int32_t far[3] = {800, 800, 800};
     CHECK_STATUS(api->volume_read_block(vol, far, out, mask_out), PLUME_OK);
-    CHECK(out[0] == 0.25f && out[512] == 0.5f && out[1024] == 0.75f && mask_out[0] == 0);
+    CHECK(out[0] == 0.25f && out[1] == 0.5f && out[2] == 0.75f && out[1535] == 0.75f && mask_out[0] == 0);
     CHECK_STATUS(api->volume_clear(vol), PLUME_OK);
     CHECK_STATUS(api->volume_info(vol, &vi), PLUME_OK);
     CHECK(vi.block_count == 0 && vi.active_voxels == 0);

@@ -124,14 +124,21 @@ int main(int argc, char **argv)
     CHECK(strstr(api->last_error(ctx), "invalid context") != NULL);
     api->context_destroy(ctx); /* twice: ignored */
 
-    /* A memory budget too small for the work fails clearly. */
+    /* A memory budget too small for the work fails clearly: first too small for a field's
+     * fixed part, then too small for what a cook activates. */
     plume_context_options tiny = {sizeof tiny, PLUME_DEVICE_CPU, 1, 4096, PLUME_MODE_OPTIMIZED, 0, 0};
     plume_context *small = NULL;
     CHECK_STATUS(api->context_create(&tiny, NULL, &small), PLUME_OK);
     plume_field_desc dd = {sizeof dd, "density", PLUME_VALUE_F32, NULL, 0.01, {0, 0, 0}, {0, 0, 0}};
+    CHECK(api->field_declare(small, &dd) != PLUME_OK);
+    CHECK_MSG(api, small, "budget");
+    api->context_destroy(small);
+    plume_context_options mb = {sizeof mb, PLUME_DEVICE_CPU, 1, 2u << 20, PLUME_MODE_OPTIMIZED, 0, 0};
+    CHECK_STATUS(api->context_create(&mb, NULL, &small), PLUME_OK);
     CHECK_STATUS(api->field_declare(small, &dd), PLUME_OK);
     plume_node *big = NULL;
     CHECK_STATUS(api->node_create(small, "org.plume.source.sphere", "big", &big), PLUME_OK);
+    CHECK_STATUS(api->node_set_float(big, "radius", 1.0), PLUME_OK); /* ~4M voxels, 16 MB */
     CHECK_STATUS(api->cook(small, &big, 1, &info), PLUME_ERR_MEMORY_BUDGET);
     CHECK_MSG(api, small, "memory budget exceeded");
     api->context_destroy(small);

@@ -268,10 +268,10 @@ typedef struct plume_volume_info {
     int32_t bbox_min[3], bbox_max[3]; /* inclusive voxel bounds; min > max when empty */
 } plume_volume_info;
 
-/* Layout of block data crossing the ABI: 512 voxels per component, voxel (x,y,z) relative to
- * the block origin at index x*64 + y*8 + z (OpenVDB's leaf order); VEC3 blocks are planar:
- * all x components, then all y, then all z (3*512 floats). Masks are 8 uint64_t words, bit
- * (i & 63) of word (i >> 6) for voxel index i. Block origins are multiples of 8. */
+/* Layout of block data crossing the ABI: 512 voxels, voxel (x,y,z) relative to the block
+ * origin at index n = x*64 + y*8 + z (OpenVDB's leaf order); VEC3 blocks are interleaved like
+ * OpenVDB's Vec3s arrays: voxel n's components at [3n], [3n+1], [3n+2] (1536 floats). Masks are
+ * 8 uint64_t words, bit (n & 63) of word (n >> 6) for voxel n. Block origins are multiples of 8. */
 #define PLUME_BLOCK_DIM 8
 #define PLUME_BLOCK_VOXELS 512
 
