@@ -22,7 +22,9 @@ typedef struct job {
 
 static float value_of(const int32_t v[3])
 {
-    return (float)((v[0] * 73856093) ^ (v[1] * 19349663) ^ (v[2] * 83492791)) * 1e-6f;
+    uint32_t h = ((uint32_t)v[0] * 73856093u) ^ ((uint32_t)v[1] * 19349663u) ^
+                 ((uint32_t)v[2] * 83492791u);
+    return (float)(h >> 8) * 1e-3f;
 }
 
 static void atomic_add_float(float *p, float d)
