@@ -113,8 +113,8 @@ typedef enum pk_op {
     PK_OP_LT, PK_OP_LE, PK_OP_GT, PK_OP_GE, PK_OP_EQ, PK_OP_NE,
     /* logical, short-circuit: bool operands */
     PK_OP_AND, PK_OP_OR,
-    /* bitwise: integer scalars of one type; shifts take the left operand's type and the
-     * right operand is converted to it */
+    /* bitwise and shifts: integer scalars of one type (shifting by the width or more is
+     * undefined at run time) */
     PK_OP_BITAND, PK_OP_BITOR, PK_OP_BITXOR, PK_OP_SHL, PK_OP_SHR,
     /* compound-assignment only: x min= y, x max= y */
     PK_OP_MIN, PK_OP_MAX,

@@ -7,7 +7,10 @@
 
 #include "engine/lang/check.h"
 
-enum { MAX_EXPANDED = 4 * 1000 * 1000 }; /* nodes of a kernel after inlining and unrolling */
+enum {
+    MAX_EXPANDED = 4 * 1000 * 1000, /* nodes of a kernel after inlining and unrolling */
+    MAX_OVERLOADS = 64              /* functions sharing one name */
+};
 
 static pk_type T(int kind) { return pk_type_make(kind); }
 static bool is_err(pk_type t) { return t.kind == PK_T_ERROR; }
@@ -554,6 +557,14 @@ static void declare_globals(checker *k, bool stdlib) {
         if (n->funcs && !f->is_kernel && !n->funcs->is_kernel &&
             n->funcs->from_stdlib == f->from_stdlib) {
             /* an overload: parameter types must differ */
+            uint32_t count = 0;
+            for (pk_func *g = n->funcs; g; g = g->next_overload)
+                count++;
+            if (count >= MAX_OVERLOADS) {
+                pk_error(k->c, f->loc, "too many overloads of '%s' (at most %d)", f->name,
+                         MAX_OVERLOADS);
+                continue;
+            }
             for (pk_func *g = n->funcs; g; g = g->next_overload) {
                 bool same = g->nparams == f->nparams;
                 for (uint32_t j = 0; same && j < f->nparams; j++)
@@ -726,6 +737,7 @@ void pk_check_program(pk_ctx *c) {
     k->unroll = 1;
     pk_program *prog = c->prog;
     k->weights = pk_alloc(c, sizeof(uint64_t) * (prog->nfuncs ? prog->nfuncs : 1));
+    k->callee_stamp = pk_alloc(c, sizeof(uint32_t) * (prog->nfuncs ? prog->nfuncs : 1));
     for (uint32_t i = 0; i < prog->nfuncs; i++)
         prog->funcs[i]->index = i;
     declare_globals(k, true);

@@ -30,6 +30,7 @@ typedef struct checker {
     uint32_t ncalls, capcalls;
     uint64_t *weights; /* own weight per function index */
     bool in_stdlib;    /* checking the standard library: user globals are invisible */
+    uint32_t *callee_stamp; /* per function index: 1 + index of the last caller recording it */
 } checker;
 
 /* Flags of check_expr */

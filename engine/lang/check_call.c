@@ -351,13 +351,13 @@ static void record_call(checker *k, pk_expr *e, pk_func *f) {
     pk_func *caller = k->fn;
     if (!caller)
         return;
-    bool seen = false;
-    for (uint32_t i = 0; i < caller->ncallees && !seen; i++)
-        seen = caller->callees[i] == f;
-    if (!seen) {
+    /* functions are checked one after the other, so a stamp per callee says whether the
+     * current caller already lists it */
+    if (k->callee_stamp[f->index] != caller->index + 1) {
+        k->callee_stamp[f->index] = caller->index + 1;
         /* grow by doubling; capacity is the next power of two of the count */
         uint32_t n = caller->ncallees;
-        if ((n & (n - 1)) == 0) {
+        if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
             pk_func **p = pk_alloc(k->c, sizeof(pk_func *) * (n ? n * 2 : 4));
             if (n)
                 memcpy(p, caller->callees, n * sizeof(pk_func *));

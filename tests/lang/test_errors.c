@@ -83,6 +83,13 @@ static const err_case cases[] = {
      "t.pk:2:11: error: unknown name 'zz'\n"
      "\tf32 y = \tzz;\n"
      "\t        \t^\n", 0},
+    {"name: a UTF-8 character in a comment is one column",
+     "kernel k() {\n"
+     "    f32 y = /* \xc3\xa9 */ zz;\n"
+     "}\n",
+     "t.pk:2:21: error: unknown name 'zz'\n"
+     "    f32 y = /* \xc3\xa9 */ zz;\n"
+     "                    ^\n", 0},
     {"name: unknown function",
      "func f32 f(f32 x) { return fooo(x); }\n",
      "t.pk:1:28: error: unknown function 'fooo'\n"
