@@ -55,6 +55,8 @@ int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **
 eng_field *eng_field_find(eng_context *ctx, const char *name);
 const eng_field_desc *eng_field_info(const eng_field *f);
 int eng_field_components(const eng_field *f);
+/* 1 when the field keeps activity per voxel (bitmasked leaves), 0 when per block. */
+int eng_field_voxel_masks(const eng_field *f);
 
 /* Host-side block access. Block data is components*512 floats, voxel index n = x*64+y*8+z,
  * vec3 interleaved (components of voxel n at 3n..3n+2); masks are 8 uint64 words. Origins are
@@ -74,6 +76,8 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
  * created, or when the budget is exceeded (eng_error says so). */
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create);
 void eng_field_clear(eng_context *ctx, eng_field *f);
+/* Changes what inactive voxels read as; active voxels keep their values. */
+void eng_field_set_background(eng_field *f, const float bg[3]);
 /* Sum (first component) or max |v| over the active voxels. */
 enum { ENG_REDUCE_SUM = 0, ENG_REDUCE_MAX_ABS = 1 };
 double eng_field_reduce(eng_field *f, int op);

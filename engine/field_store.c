@@ -81,6 +81,7 @@ void eng_field_free(eng_field *f)
 
 const eng_field_desc *eng_field_info(const eng_field *f) { return &f->desc; }
 int eng_field_components(const eng_field *f) { return f->comps; }
+int eng_field_voxel_masks(const eng_field *f) { return f->leaf_kind == PLM_RT_BITMASKED; }
 plm_tree *eng_field_tree(eng_field *f) { return f->tree; }
 
 uint64_t eng_field_bytes(eng_field *f)
@@ -319,4 +320,11 @@ double eng_field_reduce(eng_field *f, int op)
     if (f->blocks_ok)
         plm_tree_foreach_block(f->tree, f->fid, reduce_block, &r);
     return r.acc;
+}
+
+void eng_field_set_background(eng_field *f, const float bg[3])
+{
+    for (int c = 0; c < 3; c++)
+        f->desc.background[c] = f->comps == 1 ? bg[0] : bg[c];
+    plm_tree_set_background(f->tree, f->fid, f->desc.background);
 }

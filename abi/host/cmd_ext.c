@@ -1,7 +1,9 @@
-/* Commands served by plugin extensions: vdb, compile, render. Each says clearly when the
- * loaded plugin lacks the extension. */
+/* Commands served by plugin extensions: vdb (plume.vdb/1), render (plume.render/1) and
+ * compile (plume.compile/1). Each says clearly when the loaded plugin lacks the extension. */
 #include "cli.h"
 
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,22 +16,201 @@ static const void *need_ext(const char *cmd, host_plugin *p, const char *id)
     return ext;
 }
 
+static void print_info_text(const char *json_text)
+{
+    json_t *root = json_loads(json_text, 0, NULL);
+    if (!root) {
+        puts(json_text);
+        return;
+    }
+    json_t *grids = json_object_get(root, "grids");
+    printf("%s: %zu grid(s), file format %lld\n", json_string_value(json_object_get(root, "file")),
+           json_array_size(grids), (long long)json_integer_value(json_object_get(root, "format_version")));
+    const char *key;
+    json_t *v;
+    json_object_foreach(json_object_get(root, "metadata"), key, v)
+        printf("  %s = %s\n", key, json_string_value(json_object_get(v, "value")));
+    size_t i;
+    json_t *g;
+    json_array_foreach(grids, i, g) {
+        printf("  [%lld] %-20s %-8s %-11s %10lld active voxels, %lld leaves", (long long)json_integer_value(json_object_get(g, "index")),
+               json_string_value(json_object_get(g, "name")), json_string_value(json_object_get(g, "type")),
+               json_string_value(json_object_get(g, "class")),
+               (long long)json_integer_value(json_object_get(g, "active_voxels")),
+               (long long)json_integer_value(json_object_get(g, "leaves")));
+        json_t *vs = json_object_get(g, "voxel_size");
+        printf(", voxel %g", json_number_value(json_array_get(vs, 0)));
+        json_t *bb = json_object_get(g, "bbox");
+        if (bb)
+            printf(", bbox [%lld %lld %lld]..[%lld %lld %lld]",
+                   (long long)json_integer_value(json_array_get(json_array_get(bb, 0), 0)),
+                   (long long)json_integer_value(json_array_get(json_array_get(bb, 0), 1)),
+                   (long long)json_integer_value(json_array_get(json_array_get(bb, 0), 2)),
+                   (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 0)),
+                   (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 1)),
+                   (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 2)));
+        if (!json_is_true(json_object_get(g, "supported")))
+            printf("  (unsupported type)");
+        printf("\n");
+    }
+    json_decref(root);
+}
+
+static volatile sig_atomic_t interrupted;
+__attribute__((unused)) static void on_sigint(int s)
+{
+    (void)s;
+    interrupted = 1;
+    signal(SIGINT, SIG_DFL);
+}
+__attribute__((unused)) static int32_t cancelled(void *u)
+{
+    (void)u;
+    return interrupted;
+}
+
+static int with_context(const char *cmd, const cli_common *c, host_plugin *p, plume_context **ctx, const char *ext_id,
+                        const void **ext)
+{
+    if (cli_load(cmd, c, p))
+        return -1;
+    *ext = need_ext(cmd, p, ext_id);
+    plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
+    if (!*ext || cli_context(cmd, p, &o, ctx)) {
+        host_plugin_unload(p);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_vdb(int argc, char **argv, const cli_common *c)
 {
+    static const char usage[] = "usage: plume vdb info FILE [--json]\n"
+                                "       plume vdb convert IN OUT [--half] [--compression none|zip|blosc]\n";
     if (argc < 1 || !strcmp(argv[0], "--help")) {
-        fprintf(argc < 1 ? stderr : stdout,
-                "usage: plume vdb info FILE [--json]\n"
-                "       plume vdb convert IN OUT [--half] [--compression none|zip|blosc]\n");
+        fputs(usage, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
-    if (strcmp(argv[0], "info") && strcmp(argv[0], "convert")) {
+    int info = !strcmp(argv[0], "info");
+    if (!info && strcmp(argv[0], "convert")) {
         cli_error("vdb", "unknown subcommand '%s' (info or convert)", argv[0]);
         return EXIT_USAGE;
     }
+    const char *files[2] = {NULL, NULL};
+    int nfiles = 0, as_json = 0, half = 0;
+    plume_vdb_compression comp = PLUME_VDB_COMPRESS_BLOSC;
+    for (int i = 1; i < argc; i++) {
+        if (info && !strcmp(argv[i], "--json")) {
+            as_json = 1;
+        } else if (!info && !strcmp(argv[i], "--half")) {
+            half = 1;
+        } else if (!info && !strcmp(argv[i], "--compression")) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (!strcmp(v, "none"))
+                comp = PLUME_VDB_COMPRESS_NONE;
+            else if (!strcmp(v, "zip"))
+                comp = PLUME_VDB_COMPRESS_ZIP;
+            else if (!strcmp(v, "blosc"))
+                comp = PLUME_VDB_COMPRESS_BLOSC;
+            else {
+                cli_error("vdb", "--compression must be none, zip or blosc");
+                return EXIT_USAGE;
+            }
+        } else if (argv[i][0] == '-') {
+            cli_error("vdb", "unknown option '%s'", argv[i]);
+            fputs(usage, stderr);
+            return EXIT_USAGE;
+        } else if (nfiles < 2) {
+            files[nfiles++] = argv[i];
+        } else {
+            cli_error("vdb", "too many files");
+            return EXIT_USAGE;
+        }
+    }
+    if (nfiles != (info ? 1 : 2)) {
+        cli_error("vdb", info ? "which file? (plume vdb info FILE)" : "need an input and an output (plume vdb convert IN OUT)");
+        return EXIT_USAGE;
+    }
     host_plugin p;
-    if (cli_load("vdb", c, &p))
+    plume_context *ctx = NULL;
+    const void *e = NULL;
+    if (with_context("vdb", c, &p, &ctx, PLUME_EXT_VDB, &e))
         return EXIT_WORK;
-    int rc = need_ext("vdb", &p, PLUME_EXT_VDB) ? EXIT_WORK : EXIT_WORK;
+    const plume_ext_vdb *ext = e;
+    int rc = 0;
+    if (info) {
+        char *text = NULL;
+        if (ext->info_json(ctx, files[0], &text) != PLUME_OK) {
+            cli_error("vdb info", "%s", p.api->last_error(ctx));
+            rc = EXIT_WORK;
+        } else {
+            if (as_json)
+                puts(text);
+            else
+                print_info_text(text);
+            p.api->free_string(text);
+        }
+    } else if (ext->convert(ctx, files[0], files[1], half, comp) != PLUME_OK) {
+        cli_error("vdb convert", "%s", p.api->last_error(ctx));
+        rc = EXIT_WORK;
+    } else {
+        fprintf(stderr, "plume: wrote %s\n", files[1]);
+    }
+    p.api->context_destroy(ctx);
+    host_plugin_unload(&p);
+    return rc;
+}
+
+int cmd_render(int argc, char **argv, const cli_common *c)
+{
+    static const char usage[] = "usage: plume render FILE.vdb [--grid NAME] [--size WxH] -o OUT.png\n";
+    const char *in = NULL, *out = NULL, *grid = NULL;
+    unsigned w = 0, h = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--grid") || !strcmp(argv[i], "--size")) && i + 1 >= argc) {
+            cli_error("render", "%s needs a value", argv[i]);
+            return EXIT_USAGE;
+        } else if (!strcmp(argv[i], "-o")) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--grid")) {
+            grid = argv[++i];
+        } else if (!strcmp(argv[i], "--size")) {
+            if (sscanf(argv[++i], "%ux%u", &w, &h) != 2 || !w || !h || w > 8192 || h > 8192) {
+                cli_error("render", "--size must look like 640x480");
+                return EXIT_USAGE;
+            }
+        } else if (argv[i][0] == '-') {
+            cli_error("render", "unknown option '%s'", argv[i]);
+            return EXIT_USAGE;
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            cli_error("render", "only one input file");
+            return EXIT_USAGE;
+        }
+    }
+    if (!in || !out) {
+        cli_error("render", "need an input .vdb and -o OUT.png");
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    host_plugin p;
+    plume_context *ctx = NULL;
+    const void *e = NULL;
+    if (with_context("render", c, &p, &ctx, PLUME_EXT_RENDER, &e))
+        return EXIT_WORK;
+    const plume_ext_render *ext = e;
+    int rc = 0;
+    if (ext->render_vdb(ctx, in, grid, out, w, h) != PLUME_OK) {
+        cli_error("render", "%s", p.api->last_error(ctx));
+        rc = EXIT_WORK;
+    } else {
+        fprintf(stderr, "plume: wrote %s\n", out);
+    }
+    p.api->context_destroy(ctx);
     host_plugin_unload(&p);
     return rc;
 }
@@ -45,21 +226,6 @@ int cmd_compile(int argc, char **argv, const cli_common *c)
     if (cli_load("compile", c, &p))
         return EXIT_WORK;
     need_ext("compile", &p, PLUME_EXT_COMPILE);
-    host_plugin_unload(&p);
-    return EXIT_WORK;
-}
-
-int cmd_render(int argc, char **argv, const cli_common *c)
-{
-    (void)argv;
-    if (argc < 1) {
-        cli_error("render", "which file? (plume render FILE.vdb -o OUT.png)");
-        return EXIT_USAGE;
-    }
-    host_plugin p;
-    if (cli_load("render", c, &p))
-        return EXIT_WORK;
-    need_ext("render", &p, PLUME_EXT_RENDER);
     host_plugin_unload(&p);
     return EXIT_WORK;
 }

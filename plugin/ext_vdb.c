@@ -1,0 +1,243 @@
+/* The "plume.vdb/1" and "plume.render/1" extensions: VDB files without a scene. Each call works
+ * in a private engine context, so the caller's fields are untouched. */
+#define _GNU_SOURCE
+#include "plugin/plugin.h"
+#include "plugin/render.h"
+#include "plugin/vdb_bridge.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fields for whole files keep per-voxel activity, so a round trip keeps the topology. */
+#define EXACT_LAYOUT "offset(-2048).pointer(ijk,32).pointer(ijk,16).bitmasked(ijk,8)"
+
+static json_t *grid_json(const plm_vdb_grid *g, const plm_vdb_grid_info *gi)
+{
+    json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:b, s:I, s:I, s:I}", "name", gi->name, "index", gi->index,
+                          "type", gi->type_name, "class", plm_vdb_class_name(gi->grid_class), "supported",
+                          gi->type != PLM_VDB_TYPE_UNSUPPORTED, "active_voxels",
+                          (json_int_t)gi->active_voxel_count, "leaves", (json_int_t)gi->file_leaf_count,
+                          "active_tiles", (json_int_t)gi->active_tile_count);
+    if (gi->type != PLM_VDB_TYPE_UNSUPPORTED) {
+        json_t *bg = json_array();
+        for (int c = 0; c < gi->components; c++)
+            json_array_append_new(bg, json_real(gi->background[c]));
+        json_object_set_new(o, "background", gi->components == 1 ? json_real(gi->background[0]) : bg);
+        if (gi->components == 1)
+            json_decref(bg);
+        json_object_set_new(o, "half_float", json_boolean(gi->saved_as_half));
+    }
+    json_object_set_new(o, "voxel_size", json_pack("[f,f,f]", gi->voxel_size[0], gi->voxel_size[1], gi->voxel_size[2]));
+    json_t *m = json_array();
+    for (int r = 0; r < 4; r++)
+        json_array_append_new(m, json_pack("[f,f,f,f]", gi->index_to_world[r][0], gi->index_to_world[r][1],
+                                           gi->index_to_world[r][2], gi->index_to_world[r][3]));
+    json_object_set_new(o, "index_to_world", m);
+    json_object_set_new(o, "linear", json_boolean(gi->is_linear));
+    if (!gi->bbox_empty)
+        json_object_set_new(o, "bbox", json_pack("[[i,i,i],[i,i,i]]", gi->bbox_min[0], gi->bbox_min[1], gi->bbox_min[2],
+                                                 gi->bbox_max[0], gi->bbox_max[1], gi->bbox_max[2]));
+    json_t *meta = json_object();
+    plm_vdb_error e;
+    for (int i = 0; i < gi->meta_count; i++) {
+        plm_vdb_meta md;
+        if (plm_vdb_grid_meta(g, i, &md, &e) == PLM_VDB_OK)
+            json_object_set_new(meta, md.key, json_pack("{s:s, s:s}", "type", md.type, "value", md.value));
+    }
+    json_object_set_new(o, "metadata", meta);
+    return o;
+}
+
+static plume_status vdb_info_json(plume_context *handle, const char *path, char **out)
+{
+    pl_context *ctx = pl_context_get(handle);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "vdb info: invalid context handle");
+    if (!path || !out)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "vdb info: path and out are required");
+    *out = NULL;
+    plm_vdb_error e;
+    plm_vdb_file *file = NULL;
+    if (plm_vdb_open(path, &file, &e) != PLM_VDB_OK)
+        return pl_fail(ctx, PLUME_ERR_IO, "%s", e.message);
+    json_t *grids = json_array(), *fmeta = json_object();
+    for (int i = 0; i < plm_vdb_grid_count(file); i++) {
+        const plm_vdb_grid *g = plm_vdb_file_grid(file, i);
+        plm_vdb_grid_info gi;
+        if (plm_vdb_grid_get_info(g, &gi, &e) == PLM_VDB_OK)
+            json_array_append_new(grids, grid_json(g, &gi));
+    }
+    for (int i = 0; i < plm_vdb_file_meta_count(file); i++) {
+        plm_vdb_meta md;
+        if (plm_vdb_file_meta(file, i, &md, &e) == PLM_VDB_OK)
+            json_object_set_new(fmeta, md.key, json_pack("{s:s, s:s}", "type", md.type, "value", md.value));
+    }
+    json_t *root = json_pack("{s:s, s:i, s:o, s:o}", "file", path, "format_version",
+                             (int)plm_vdb_file_format_version(file), "metadata", fmeta, "grids", grids);
+    plm_vdb_close(file);
+    *out = json_dumps(root, JSON_INDENT(2));
+    json_decref(root);
+    return *out ? PLUME_OK : pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+}
+
+/* A private engine context with the caller's budget, so extension work leaves no fields behind. */
+static eng_context *scratch_engine(pl_context *ctx)
+{
+    eng_options eo = {1, eng_memory_budget(ctx->eng)};
+    return eng_create(&eo);
+}
+
+/* Reads grid into a new field of eng named `fname`, the field's lattice taken from the grid. */
+static plume_status grid_into_scratch(pl_context *ctx, eng_context *eng, const plm_vdb_grid *g,
+                                      const plm_vdb_grid_info *gi, const char *fname, const char *what,
+                                      eng_field **out)
+{
+    if (!gi->is_linear || fabs(gi->voxel_size[0] - gi->voxel_size[1]) > 1e-6 * gi->voxel_size[0] ||
+        fabs(gi->voxel_size[0] - gi->voxel_size[2]) > 1e-6 * gi->voxel_size[0])
+        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only uniform, linear transforms are supported (%s)", what,
+                       gi->map_type);
+    double h = gi->voxel_size[0];
+    eng_field_desc fd = {fname, gi->components == 3 ? ENG_VEC3 : ENG_F32, EXACT_LAYOUT, h,
+                         {gi->index_to_world[0][3] - 0.5 * h, gi->index_to_world[1][3] - 0.5 * h,
+                          gi->index_to_world[2][3] - 0.5 * h},
+                         {gi->background[0], gi->background[1], gi->background[2]}};
+    if (eng_field_declare(eng, &fd, out) != ENG_OK)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "%s: %s", what, eng_error(eng));
+    return vdb_grid_to_field(ctx, eng, g, *out, VDB_MERGE_REPLACE, what);
+}
+
+static plume_status vdb_convert(plume_context *handle, const char *in, const char *outp, int32_t half,
+                                plume_vdb_compression comp)
+{
+    pl_context *ctx = pl_context_get(handle);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "vdb convert: invalid context handle");
+    if (!in || !outp)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "vdb convert: input and output paths are required");
+    if (comp < PLUME_VDB_COMPRESS_NONE || comp > PLUME_VDB_COMPRESS_BLOSC)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "vdb convert: unknown compression %d", comp);
+    plm_vdb_error e;
+    plm_vdb_file *file = NULL;
+    if (plm_vdb_open(in, &file, &e) != PLM_VDB_OK)
+        return pl_fail(ctx, PLUME_ERR_IO, "%s", e.message);
+    int n = plm_vdb_grid_count(file);
+    plm_vdb_grid **grids = calloc((size_t)(n ? n : 1), sizeof *grids);
+    eng_context *eng = scratch_engine(ctx);
+    plume_status st = grids && eng ? PLUME_OK : pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    int count = 0, skipped = 0;
+    for (int i = 0; i < n && st == PLUME_OK; i++) {
+        if (pl_cancelled(ctx)) {
+            st = pl_fail(ctx, PLUME_ERR_CANCELLED, "vdb convert: cancelled; %s was not written", outp);
+            break;
+        }
+        const plm_vdb_grid *g = plm_vdb_file_grid(file, i);
+        plm_vdb_grid_info gi;
+        if (plm_vdb_grid_get_info(g, &gi, &e) != PLM_VDB_OK) {
+            st = pl_fail(ctx, PLUME_ERR_IO, "%s", e.message);
+            break;
+        }
+        if (gi.type == PLM_VDB_TYPE_UNSUPPORTED) {
+            pl_log(ctx, PLUME_LOG_WARNING, "%s: grid %d '%s' of type %s is not supported and is left out of %s",
+                   in, i, gi.name, gi.type_name, outp);
+            skipped++;
+            continue;
+        }
+        char fname[32], what[4200];
+        snprintf(fname, sizeof fname, "grid%d", i);
+        snprintf(what, sizeof what, "%s: grid %d '%s'", in, i, gi.name);
+        eng_field *f = NULL;
+        st = grid_into_scratch(ctx, eng, g, &gi, fname, what, &f);
+        if (st != PLUME_OK)
+            break;
+        st = vdb_field_to_grid(ctx, f, gi.name, gi.grid_class, (const double(*)[4])gi.index_to_world, &grids[count]);
+        if (st != PLUME_OK)
+            break;
+        /* Keep the grid's own metadata; keys OpenVDB manages itself are refused and skipped. */
+        for (int m = 0; m < gi.meta_count; m++) {
+            plm_vdb_meta md;
+            plm_vdb_error me;
+            if (plm_vdb_grid_meta(g, m, &md, &me) == PLM_VDB_OK)
+                plm_vdb_grid_set_meta(grids[count], md.key, md.type, md.value, &me);
+        }
+        count++;
+    }
+    if (st == PLUME_OK && count == 0)
+        st = pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s has no float or vec3 grid to convert", in);
+    if (st == PLUME_OK)
+        st = vdb_write_file(ctx, outp, (const plm_vdb_grid *const *)grids, count, half,
+                            (plm_vdb_compression)comp, -1);
+    if (st == PLUME_OK && skipped)
+        pl_log(ctx, PLUME_LOG_WARNING, "%d unsupported grid(s) of %s were not converted", skipped, in);
+    for (int i = 0; i < count; i++)
+        plm_vdb_grid_free(grids[i]);
+    free(grids);
+    eng_destroy(eng);
+    plm_vdb_close(file);
+    return st;
+}
+
+static plume_status render_vdb(plume_context *handle, const char *vdb_path, const char *grid, const char *png,
+                               uint32_t w, uint32_t h)
+{
+    pl_context *ctx = pl_context_get(handle);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "render: invalid context handle");
+    if (!vdb_path || !png)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "render: the .vdb and the .png paths are required");
+    plm_vdb_error e;
+    plm_vdb_file *file = NULL;
+    if (plm_vdb_open(vdb_path, &file, &e) != PLM_VDB_OK)
+        return pl_fail(ctx, PLUME_ERR_IO, "%s", e.message);
+    const plm_vdb_grid *g = NULL;
+    plume_status st = PLUME_OK;
+    if (grid && grid[0]) {
+        if (plm_vdb_find_grid(file, grid, 0, &g, &e) != PLM_VDB_OK)
+            st = pl_fail(ctx, PLUME_ERR_NOT_FOUND, "%s", e.message);
+    } else {
+        for (int i = 0; i < plm_vdb_grid_count(file) && !g; i++) {
+            plm_vdb_grid_info gi;
+            if (plm_vdb_grid_get_info(plm_vdb_file_grid(file, i), &gi, &e) == PLM_VDB_OK && gi.type == PLM_VDB_TYPE_FLOAT)
+                g = plm_vdb_file_grid(file, i);
+        }
+        if (!g)
+            st = pl_fail(ctx, PLUME_ERR_NOT_FOUND, "%s has no float grid to render", vdb_path);
+    }
+    plm_vdb_grid_info gi;
+    if (st == PLUME_OK && plm_vdb_grid_get_info(g, &gi, &e) != PLM_VDB_OK)
+        st = pl_fail(ctx, PLUME_ERR_IO, "%s", e.message);
+    if (st == PLUME_OK && gi.type != PLM_VDB_TYPE_FLOAT)
+        st = pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: grid '%s' is %s; render shows float grids", vdb_path, gi.name,
+                     gi.type_name);
+    eng_context *eng = st == PLUME_OK ? scratch_engine(ctx) : NULL;
+    eng_field *f = NULL;
+    if (st == PLUME_OK) {
+        char what[4200];
+        snprintf(what, sizeof what, "%s: grid '%s'", vdb_path, gi.name);
+        st = grid_into_scratch(ctx, eng, g, &gi, "render", what, &f);
+    }
+    if (st == PLUME_OK) {
+        char err[1024];
+        if (pl_render_field(f, w, h, png, err, sizeof err) != 0)
+            st = pl_fail(ctx, PLUME_ERR_IO, "render %s: %s", vdb_path, err);
+    }
+    eng_destroy(eng);
+    plm_vdb_close(file);
+    return st;
+}
+
+static const plume_ext_vdb ext_vdb = {sizeof ext_vdb, vdb_info_json, vdb_convert};
+static const plume_ext_render ext_render = {sizeof ext_render, render_vdb};
+
+const void *pl_get_extension(const char *id)
+{
+    if (!id)
+        return NULL;
+    if (!strcmp(id, PLUME_EXT_VDB))
+        return &ext_vdb;
+    if (!strcmp(id, PLUME_EXT_RENDER))
+        return &ext_render;
+    return NULL;
+}

@@ -1,0 +1,257 @@
+#define _GNU_SOURCE
+#include "plugin/vdb_bridge.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static plume_status vdb_fail(pl_context *ctx, const plm_vdb_error *e)
+{
+    plume_status st = e->status == PLM_VDB_ERR_NO_FILE || e->status == PLM_VDB_ERR_NOT_VDB ||
+                              e->status == PLM_VDB_ERR_CORRUPT || e->status == PLM_VDB_ERR_WRITE
+                          ? PLUME_ERR_IO
+                      : e->status == PLM_VDB_ERR_NO_GRID     ? PLUME_ERR_NOT_FOUND
+                      : e->status == PLM_VDB_ERR_UNSUPPORTED ? PLUME_ERR_UNSUPPORTED
+                      : e->status == PLM_VDB_ERR_ARGUMENT    ? PLUME_ERR_INVALID_ARGUMENT
+                                                             : PLUME_ERR_INTERNAL;
+    return pl_fail(ctx, st, "%s", e->message);
+}
+
+static long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Engine failures of a possibly private engine, reported on ctx. */
+static plume_status eng_fail_on(pl_context *ctx, eng_context *eng, int rc)
+{
+    return pl_fail(ctx, rc == ENG_ENOMEM ? PLUME_ERR_MEMORY_BUDGET : PLUME_ERR_INVALID_ARGUMENT, "%s",
+                   eng_error(eng));
+}
+
+plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_grid *grid,
+                               eng_field *f, vdb_merge merge, const char *what)
+{
+    plm_vdb_error e;
+    plm_vdb_grid_info gi;
+    if (plm_vdb_grid_get_info(grid, &gi, &e) != PLM_VDB_OK)
+        return vdb_fail(ctx, &e);
+    const eng_field_desc *d = eng_field_info(f);
+    int comps = eng_field_components(f);
+    if (gi.type == PLM_VDB_TYPE_UNSUPPORTED)
+        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: grids of type %s are not supported (float and vec3s are)",
+                       what, gi.type_name);
+    if (gi.components != comps)
+        return pl_fail(ctx, PLUME_ERR_TYPE_MISMATCH, "%s is a %s grid but field '%s' is %s", what, gi.type_name,
+                       d->name, comps == 3 ? "vec3" : "f32");
+    if (!gi.is_linear || fabs(gi.voxel_size[0] - gi.voxel_size[1]) > 1e-6 * gi.voxel_size[0] ||
+        fabs(gi.voxel_size[0] - gi.voxel_size[2]) > 1e-6 * gi.voxel_size[0])
+        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only uniform, linear transforms can be imported (%s)", what,
+                       gi.map_type);
+    double h = d->voxel_size;
+    if (fabs(gi.voxel_size[0] - h) > 1e-5 * h)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "%s has voxel size %g but field '%s' has voxel size %g: set the field's voxel_size to %g "
+                       "(or resample the file)", what, gi.voxel_size[0], d->name, h, gi.voxel_size[0]);
+    /* VDB index (0,0,0) is a voxel centre at the translation; ours has its corner at origin. */
+    int32_t shift[3];
+    for (int k = 0; k < 3; k++) {
+        double s = (gi.index_to_world[k][3] - 0.5 * h - d->origin[k]) / h;
+        if (fabs(s - nearbyint(s)) > 1e-3)
+            return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                           "%s is offset by a fraction of a voxel from field '%s' (axis %c: %.4f voxels); "
+                           "adjust the field's origin", what, d->name, "xyz"[k], s);
+        shift[k] = (int32_t)nearbyint(s);
+    }
+    if (merge == VDB_MERGE_REPLACE) {
+        eng_field_clear(eng, f);
+        eng_field_set_background(f, gi.background);
+    }
+    float *vals = malloc(3 * 512 * sizeof *vals);
+    if (!vals)
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    int aligned = !(shift[0] & 7) && !(shift[1] & 7) && !(shift[2] & 7);
+    plume_status st = PLUME_OK;
+    for (uint64_t i = 0; i < gi.leaf_count && st == PLUME_OK; i++) {
+        int32_t o[3];
+        uint64_t mask[8];
+        if (plm_vdb_read_leaf(grid, i, o, vals, mask, &e) != PLM_VDB_OK) {
+            st = vdb_fail(ctx, &e);
+            break;
+        }
+        for (int k = 0; k < 3; k++)
+            o[k] += shift[k];
+        if (aligned && merge == VDB_MERGE_REPLACE) {
+            int rc = eng_field_write_block(eng, f, o, vals, mask);
+            if (rc)
+                st = eng_fail_on(ctx, eng, rc);
+            continue;
+        }
+        for (int n = 0; n < 512 && st == PLUME_OK; n++) {
+            if (!(mask[n >> 6] >> (n & 63) & 1))
+                continue;
+            int32_t v[3] = {o[0] + (n >> 6), o[1] + ((n >> 3) & 7), o[2] + (n & 7)};
+            int32_t bo[3] = {(int32_t)(floor_div(v[0], 8) * 8), (int32_t)(floor_div(v[1], 8) * 8),
+                             (int32_t)(floor_div(v[2], 8) * 8)};
+            float *dst = eng_field_block_data(eng, f, bo, 1);
+            if (!dst) {
+                st = eng_fail_on(ctx, eng, ENG_ENOMEM);
+                break;
+            }
+            int m = (v[0] - bo[0]) * 64 + (v[1] - bo[1]) * 8 + (v[2] - bo[2]);
+            for (int c = 0; c < comps; c++) {
+                float src = vals[n * comps + c], *p = &dst[m * comps + c];
+                if (merge == VDB_MERGE_ADD)
+                    *p += src;
+                else if (merge == VDB_MERGE_MAX)
+                    *p = src > *p ? src : *p;
+                else
+                    *p = src;
+            }
+        }
+    }
+    free(vals);
+    return st;
+}
+
+plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
+                               const double (*xform)[4], plm_vdb_grid **out)
+{
+    const eng_field_desc *d = eng_field_info(f);
+    int comps = eng_field_components(f);
+    double h = d->voxel_size;
+    plm_vdb_grid_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.name = name;
+    gd.type = comps == 3 ? PLM_VDB_TYPE_VEC3 : PLM_VDB_TYPE_FLOAT;
+    gd.grid_class = cls;
+    for (int c = 0; c < 3; c++)
+        gd.background[c] = d->background[c];
+    for (int k = 0; k < 3; k++) {
+        gd.index_to_world[k][k] = h;
+        gd.index_to_world[k][3] = d->origin[k] + 0.5 * h;
+    }
+    gd.index_to_world[3][3] = 1;
+    if (xform)
+        memcpy(gd.index_to_world, xform, sizeof gd.index_to_world);
+    int trim = !eng_field_voxel_masks(f);
+    plm_vdb_error e;
+    plm_vdb_grid *g = NULL;
+    if (plm_vdb_grid_create(&gd, &g, &e) != PLM_VDB_OK)
+        return vdb_fail(ctx, &e);
+    uint64_t nb = eng_field_block_count(f);
+    int32_t *origins = malloc((size_t)(nb ? nb : 1) * 3 * sizeof *origins);
+    float *vals = malloc(3 * 512 * sizeof *vals);
+    if (!origins || !vals) {
+        free(origins);
+        free(vals);
+        plm_vdb_grid_free(g);
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    }
+    nb = eng_field_block_origins(f, origins, nb);
+    plume_status st = PLUME_OK;
+    for (uint64_t b = 0; b < nb; b++) {
+        uint64_t mask[8];
+        eng_field_read_block(f, origins + 3 * b, vals, mask);
+        /* Where activity is per block, a voxel still at the background adds nothing but size. */
+        int any = 0;
+        for (int n = 0; n < 512; n++) {
+            if (!(mask[n >> 6] >> (n & 63) & 1))
+                continue;
+            if (!trim) {
+                any = 1;
+                continue;
+            }
+            int same = 1;
+            for (int c = 0; c < comps; c++)
+                same &= vals[n * comps + c] == d->background[c];
+            if (same)
+                mask[n >> 6] &= ~(1ull << (n & 63));
+            else
+                any = 1;
+        }
+        if (!any)
+            continue;
+        if (plm_vdb_grid_add_leaf(g, origins + 3 * b, vals, mask, &e) != PLM_VDB_OK) {
+            st = vdb_fail(ctx, &e);
+            break;
+        }
+    }
+    free(origins);
+    free(vals);
+    if (st != PLUME_OK) {
+        plm_vdb_grid_free(g);
+        return st;
+    }
+    *out = g;
+    return PLUME_OK;
+}
+
+plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
+                            int count, int half_float, plm_vdb_compression comp, int64_t frame)
+{
+    char frame_text[32];
+    snprintf(frame_text, sizeof frame_text, "%lld", (long long)frame);
+    plm_vdb_meta meta[2] = {{"creator", "string", "Plume " PLUME_VERSION_STRING},
+                            {"plume_frame", "int64", frame_text}};
+    plm_vdb_write_options wo = {comp, half_float, meta, frame >= 0 ? 2 : 1};
+    if (vdb_make_parent_dirs(path) != 0)
+        return pl_fail(ctx, PLUME_ERR_IO, "cannot create the folder for %s: %s", path, strerror(errno));
+    plm_vdb_error e;
+    if (plm_vdb_write(path, grids, count, &wo, &e) != PLM_VDB_OK)
+        return vdb_fail(ctx, &e);
+    return PLUME_OK;
+}
+
+int vdb_make_parent_dirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf)
+        return 0;
+    *slash = 0;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+void vdb_frame_path(const char *pattern, int64_t frame, char *out, size_t n)
+{
+    const char *hash = strchr(pattern, '#');
+    char tmp[4096];
+    if (!hash) {
+        const char *slash = strrchr(pattern, '/');
+        const char *dot = strrchr(pattern, '.');
+        if (!dot || (slash && dot < slash))
+            dot = pattern + strlen(pattern);
+        snprintf(tmp, sizeof tmp, "%.*s_####%s", (int)(dot - pattern), pattern, dot);
+        pattern = tmp;
+        hash = strchr(pattern, '#');
+    }
+    size_t k = 0;
+    for (const char *p = pattern; *p && k + 1 < n;) {
+        if (*p != '#') {
+            out[k++] = *p++;
+            continue;
+        }
+        int width = 0;
+        while (p[width] == '#')
+            width++;
+        int w = snprintf(out + k, n - k, "%0*lld", width, (long long)frame);
+        k += w > 0 ? (size_t)w : 0;
+        if (k >= n)
+            k = n - 1;
+        p += width;
+    }
+    out[k] = 0;
+    (void)hash;
+}
