@@ -165,7 +165,29 @@ static void test_append_without_clear(void) {
     finish(&ref, &opt);
 }
 
+/* A clear_list that ran in an earlier flush emptied the list: the listgen after it stays. */
+static void test_executed_clear(void) {
+    toy_env ref, opt;
+    envs(&ref, &opt, 0);
+    toy_env *e[2] = {&ref, &opt};
+    kernel(&ref, 0, 1);
+    kernel(&opt, 0, 1);
+    CHECK_EQ(sfg_flush(opt.q), 0);
+    for (int j = 0; j < 2; j++)
+        launch(e[j], toy_new(TOY_CLEAR, 0, 0, 0, 0, NULL, 0), "clear");
+    CHECK_EQ(sfg_flush(opt.q), 0);
+    for (int j = 0; j < 2; j++) {
+        launch(e[j], toy_new(TOY_LISTGEN, 0, 0, 0, 0, NULL, 0), "listgen");
+        launch(e[j], TOY_STRUCT_IR(0, 0, TS_ADDC(0, TA_INDEX, 0, 1)), "inc");
+    }
+    CHECK_EQ(sfg_flush(opt.q), 0);
+    CHECK_EQ(toy_last_count(&opt, SFG_LISTGEN), 1);
+    CHECK_EQ(sfg_get_stats(opt.q)->listgens_removed, 0);
+    finish(&ref, &opt);
+}
+
 int main(void) {
+    test_executed_clear();
     test_across_flushes();
     test_within_flush();
     test_mask_written();
