@@ -236,6 +236,8 @@ static void lex_all(lexer *L) {
         size_t best_len = 0;
         for (int k = TK_LPAREN; k < TK_COUNT; k++) {
             const char *pt = punct_text[k];
+            if (!pt || pt[0] != (char)ch)
+                continue;
             size_t pl = strlen(pt);
             if (pl > best_len && (size_t)(L->end - s) >= pl && memcmp(s, pt, pl) == 0) {
                 best = k;
