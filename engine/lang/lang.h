@@ -59,6 +59,20 @@ uint32_t pk_result_diag_count(const pk_result *r);
 const pk_diag *pk_result_diag(const pk_result *r, uint32_t i);
 void pk_result_free(pk_result *r);
 
+/* A kernel's parameters as a node sees them: fields become ports, other parameters become
+ * node parameters. `type` is the scalar/vector type kind of a non-field parameter, or the
+ * element type of a field; `access` is pk_var.field_access (reads, writes, ...), which tells
+ * input ports from output ports. Writes up to `cap` entries and returns the parameter count;
+ * the strings belong to the program. */
+typedef struct pk_port {
+    const char *name;
+    int is_field;
+    int type;   /* pk_type_kind */
+    int dim;    /* fields: 0..3 */
+    uint32_t access;
+} pk_port;
+uint32_t pk_kernel_ports(const pk_func *kernel, pk_port *out, uint32_t cap);
+
 /* The standard library's source (engine/lang/stdlib.pk), NUL-terminated, and its length. */
 const char *pk_stdlib_source(size_t *len);
 

@@ -75,6 +75,18 @@ static void check_ports(void) {
             LT_CHECK(p->is_const, "scalar kernel parameter %s is read-only", p->name);
         }
     }
+    pk_port ports[9];
+    LT_CHECK(pk_kernel_ports(k, ports, 9) == 9, "9 ports");
+    for (uint32_t i = 0; i < 9; i++) {
+        LT_CHECK(strcmp(ports[i].name, want[i].name) == 0, "port %u name", i);
+        LT_CHECK(ports[i].is_field == (want[i].kind == PK_T_FIELD), "port %s is_field", want[i].name);
+        LT_CHECK(ports[i].type == (want[i].kind == PK_T_FIELD ? want[i].elem : want[i].kind),
+                 "port %s type %d", want[i].name, ports[i].type);
+        LT_CHECK(ports[i].dim == want[i].dim && ports[i].access == want[i].access,
+                 "port %s dim/access", want[i].name);
+    }
+    LT_CHECK(pk_kernel_ports(k, ports, 2) == 9 && pk_kernel_ports(NULL, ports, 9) == 0,
+             "port count without room / without kernel");
     /* regions: two parallel loops; x lives in the first */
     LT_CHECK(k->nregions == 2, "nregions %u", k->nregions);
     const pk_stmt *body = k->body;
