@@ -1,0 +1,310 @@
+/* Loading the CUDA driver with dlopen and resolving its entry points by name. */
+#define _GNU_SOURCE
+#include "engine/backend/cuda_driver.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_LIBRARY "libcuda.so.1"
+
+static void set_msg(char *msg, size_t n, const char *fmt, ...)
+{
+    if (!msg || n == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, n, fmt, ap);
+    va_end(ap);
+}
+
+/* One table slot: the field and the exported names to try, newest ABI first. The versioned
+ * names matter: the plain cuMemAlloc is the 32-bit-size API of CUDA 3.x. */
+typedef struct entry {
+    size_t offset;
+    const char *names[3];
+    int optional; /* part of the graph API */
+} entry;
+
+#define E(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 0}
+#define G(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 1}
+
+static const entry entries[] = {
+    E(cuInit, "cuInit"),
+    E(cuDriverGetVersion, "cuDriverGetVersion"),
+    E(cuGetErrorName, "cuGetErrorName"),
+    E(cuGetErrorString, "cuGetErrorString"),
+    E(cuDeviceGetCount, "cuDeviceGetCount"),
+    E(cuDeviceGet, "cuDeviceGet"),
+    E(cuDeviceGetName, "cuDeviceGetName"),
+    E(cuDeviceGetAttribute, "cuDeviceGetAttribute"),
+    E(cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
+    E(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+    E(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
+    E(cuCtxSetCurrent, "cuCtxSetCurrent"),
+    E(cuCtxSynchronize, "cuCtxSynchronize"),
+    E(cuModuleLoadDataEx, "cuModuleLoadDataEx"),
+    E(cuModuleUnload, "cuModuleUnload"),
+    E(cuModuleGetFunction, "cuModuleGetFunction"),
+    E(cuLaunchKernel, "cuLaunchKernel"),
+    E(cuMemAlloc, "cuMemAlloc_v2"),
+    E(cuMemFree, "cuMemFree_v2"),
+    E(cuMemcpyHtoD, "cuMemcpyHtoD_v2"),
+    E(cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
+    E(cuMemsetD8, "cuMemsetD8_v2"),
+    E(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+    E(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+    E(cuMemsetD8Async, "cuMemsetD8Async"),
+    E(cuStreamCreate, "cuStreamCreate"),
+    E(cuStreamDestroy, "cuStreamDestroy_v2"),
+    E(cuStreamSynchronize, "cuStreamSynchronize"),
+    E(cuEventCreate, "cuEventCreate"),
+    E(cuEventDestroy, "cuEventDestroy_v2"),
+    E(cuEventRecord, "cuEventRecord"),
+    E(cuEventSynchronize, "cuEventSynchronize"),
+    /* CUDA 12.8 added a _v2; the original stays exported with the same signature. */
+    E(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+    G(cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
+    G(cuStreamEndCapture, "cuStreamEndCapture"),
+    G(cuGraphCreate, "cuGraphCreate"),
+    G(cuGraphAddKernelNode, "cuGraphAddKernelNode"),
+    G(cuGraphAddDependencies, "cuGraphAddDependencies"),
+    G(cuGraphInstantiate, "cuGraphInstantiateWithFlags"),
+    G(cuGraphLaunch, "cuGraphLaunch"),
+    G(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams"),
+    G(cuGraphExecDestroy, "cuGraphExecDestroy"),
+    G(cuGraphDestroy, "cuGraphDestroy"),
+};
+
+/* Returns 0 when every required entry resolved; names the first missing one otherwise. */
+static int resolve(void *lib, cuda_driver *drv, const char **missing)
+{
+    int graphs = 1;
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        const entry *e = &entries[i];
+        void *sym = NULL;
+        for (int k = 0; k < 3 && e->names[k] && !sym; k++)
+            sym = dlsym(lib, e->names[k]);
+        if (!sym) {
+            if (!e->optional) {
+                *missing = e->names[0];
+                return -1;
+            }
+            graphs = 0;
+        }
+        /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
+        memcpy((char *)drv + e->offset, &sym, sizeof sym);
+    }
+    if (!graphs) {
+        for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+            if (entries[i].optional)
+                memset((char *)drv + entries[i].offset, 0, sizeof(void *));
+        }
+    }
+    drv->has_graphs = graphs;
+    return 0;
+}
+
+int cuda_check(const cuda_driver *drv, CUresult r, const char *what, char *msg, size_t msg_size)
+{
+    if (r == CUDA_SUCCESS)
+        return 0;
+    const char *name = NULL, *text = NULL;
+    if (drv && drv->cuGetErrorName && drv->cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = NULL;
+    if (drv && drv->cuGetErrorString && drv->cuGetErrorString(r, &text) != CUDA_SUCCESS)
+        text = NULL;
+    if (name)
+        set_msg(msg, msg_size, "%s: %s (%s)", what, name, text ? text : "no description");
+    else
+        set_msg(msg, msg_size, "%s: CUDA error %d", what, (int)r);
+    return -1;
+}
+
+int cuda_driver_load(const char *library, cuda_driver **out, char *msg, size_t msg_size)
+{
+    if (!out) {
+        set_msg(msg, msg_size, "cuda_driver_load: out is NULL");
+        return -1;
+    }
+    *out = NULL;
+    const char *name = library ? library : DEFAULT_LIBRARY;
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        set_msg(msg, msg_size, "no CUDA driver: %s not found (%s)", name,
+                why ? why : "dlopen failed");
+        return -1;
+    }
+    cuda_driver *drv = calloc(1, sizeof *drv);
+    if (!drv) {
+        set_msg(msg, msg_size, "cuda_driver_load: out of memory");
+        return -1;
+    }
+    const char *missing = NULL;
+    if (resolve(lib, drv, &missing) != 0) {
+        set_msg(msg, msg_size, "CUDA driver %s is too old or broken: it lacks %s", name, missing);
+        free(drv);
+        return -1;
+    }
+    if (drv->cuDriverGetVersion(&drv->version) != CUDA_SUCCESS)
+        drv->version = 0;
+    char why[512];
+    if (cuda_check(drv, drv->cuInit(0), "cuInit", why, sizeof why) != 0) {
+        set_msg(msg, msg_size, "CUDA driver %d.%d found but unusable: %s", drv->version / 1000,
+                drv->version % 1000 / 10, why);
+        free(drv);
+        return -1;
+    }
+    *out = drv;
+    return 0;
+}
+
+void cuda_driver_free(cuda_driver *drv)
+{
+    free(drv);
+}
+
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+static cuda_driver *shared_drv;
+static char shared_msg[512];
+
+static void load_shared(void)
+{
+    if (cuda_driver_load(NULL, &shared_drv, shared_msg, sizeof shared_msg) != 0)
+        shared_drv = NULL;
+}
+
+int cuda_driver_shared(const cuda_driver **out, char *msg, size_t msg_size)
+{
+    pthread_once(&shared_once, load_shared);
+    if (out)
+        *out = shared_drv;
+    if (!shared_drv) {
+        set_msg(msg, msg_size, "%s", shared_msg);
+        return -1;
+    }
+    return 0;
+}
+
+int cuda_device_count(const cuda_driver *drv, int *count, char *msg, size_t msg_size)
+{
+    *count = 0;
+    return cuda_check(drv, drv->cuDeviceGetCount(count), "cuDeviceGetCount", msg, msg_size);
+}
+
+int cuda_device_query(const cuda_driver *drv, int ordinal, cuda_device_info *info, char *msg,
+                      size_t msg_size)
+{
+    memset(info, 0, sizeof *info);
+    CUdevice dev;
+    char what[64];
+    snprintf(what, sizeof what, "cuDeviceGet(%d)", ordinal);
+    if (cuda_check(drv, drv->cuDeviceGet(&dev, ordinal), what, msg, msg_size) != 0)
+        return -1;
+    if (cuda_check(drv, drv->cuDeviceGetName(info->name, (int)sizeof info->name - 1, dev),
+                   "cuDeviceGetName", msg, msg_size) != 0)
+        return -1;
+    struct {
+        int attr;
+        int *dst;
+    } attrs[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info->sm_major},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info->sm_minor},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info->multiprocessors},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &info->max_threads_per_block},
+        {CU_DEVICE_ATTRIBUTE_WARP_SIZE, &info->warp_size},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        if (cuda_check(drv, drv->cuDeviceGetAttribute(attrs[i].dst, attrs[i].attr, dev),
+                       "cuDeviceGetAttribute", msg, msg_size) != 0)
+            return -1;
+    }
+    return cuda_check(drv, drv->cuDeviceTotalMem(&info->total_mem, dev), "cuDeviceTotalMem",
+                      msg, msg_size);
+}
+
+int cuda_driver_probe(char *msg, size_t msg_size)
+{
+    const cuda_driver *drv;
+    char why[512];
+    if (cuda_driver_shared(&drv, why, sizeof why) != 0) {
+        set_msg(msg, msg_size, "%s", why);
+        return 0;
+    }
+    int major = drv->version / 1000, minor = drv->version % 1000 / 10;
+    int count = 0;
+    if (cuda_device_count(drv, &count, why, sizeof why) != 0) {
+        set_msg(msg, msg_size, "CUDA driver %d.%d found but unusable: %s", major, minor, why);
+        return 0;
+    }
+    if (count <= 0) {
+        set_msg(msg, msg_size, "CUDA driver %d.%d found but it reports no device", major, minor);
+        return 0;
+    }
+    cuda_device_info info;
+    if (cuda_device_query(drv, 0, &info, why, sizeof why) != 0) {
+        set_msg(msg, msg_size, "CUDA driver %d.%d found but device 0 is unusable: %s", major,
+                minor, why);
+        return 0;
+    }
+    set_msg(msg, msg_size, "CUDA driver %d.%d: %d device%s, device 0 %s, sm_%d%d, %d SMs, %.1f GiB",
+            major, minor, count, count == 1 ? "" : "s", info.name, info.sm_major, info.sm_minor,
+            info.multiprocessors, (double)info.total_mem / (1024.0 * 1024.0 * 1024.0));
+    return 1;
+}
+
+int cuda_context_open(const cuda_driver *drv, int ordinal, cuda_context *out, char *msg,
+                      size_t msg_size)
+{
+    memset(out, 0, sizeof *out);
+    CUdevice dev;
+    char what[64];
+    snprintf(what, sizeof what, "cuDeviceGet(%d)", ordinal);
+    if (cuda_check(drv, drv->cuDeviceGet(&dev, ordinal), what, msg, msg_size) != 0)
+        return -1;
+    CUcontext ctx;
+    if (cuda_check(drv, drv->cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", msg,
+                   msg_size) != 0)
+        return -1;
+    if (cuda_check(drv, drv->cuCtxSetCurrent(ctx), "cuCtxSetCurrent", msg, msg_size) != 0) {
+        drv->cuDevicePrimaryCtxRelease(dev);
+        return -1;
+    }
+    out->drv = drv;
+    out->device = dev;
+    out->ctx = ctx;
+    return 0;
+}
+
+void cuda_context_close(cuda_context *c)
+{
+    if (!c || !c->drv || !c->ctx)
+        return;
+    c->drv->cuDevicePrimaryCtxRelease(c->device);
+    c->ctx = NULL;
+}
+
+int cuda_module_load_ptx(const cuda_driver *drv, const char *ptx, CUmodule *out, char *msg,
+                         size_t msg_size)
+{
+    *out = NULL;
+    char log[4096];
+    log[0] = 0;
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, (void *)(uintptr_t)sizeof log};
+    CUresult r = drv->cuModuleLoadDataEx(out, ptx, 2, options, values);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    char why[512];
+    cuda_check(drv, r, "cuModuleLoadDataEx", why, sizeof why);
+    log[sizeof log - 1] = 0;
+    size_t len = strlen(log);
+    while (len && (log[len - 1] == '\n' || log[len - 1] == '\r'))
+        log[--len] = 0;
+    set_msg(msg, msg_size, "%s%s%s", why, len ? ": " : "", log);
+    return -1;
+}

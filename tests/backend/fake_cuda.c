@@ -1,0 +1,143 @@
+/* A fake libcuda.so.1 for the driver-loader tests on machines without a GPU. Its behaviour
+ * is picked by FAKE_CUDA_MODE at each call:
+ *   "nodevice" (default): cuInit fails with CUDA_ERROR_NO_DEVICE (100), as a real driver does
+ *                         on a machine whose GPU is missing;
+ *   "zero":     cuInit succeeds, cuDeviceGetCount reports 0;
+ *   "one":      one device "Fake GPU" of compute capability 8.6 with 84 SMs and 12 GiB.
+ * cuModuleLoadDataEx always fails with CUDA_ERROR_INVALID_PTX (218) and writes a log line.
+ * Built with -DFAKE_CUDA_OLD it lacks cuLaunchKernel (a driver too old to load), and it never
+ * exports the graph functions (so has_graphs must come out 0). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+
+static const char *mode(void)
+{
+    const char *m = getenv("FAKE_CUDA_MODE");
+    return m ? m : "nodevice";
+}
+
+API int cuInit(unsigned flags)
+{
+    (void)flags;
+    return strcmp(mode(), "nodevice") == 0 ? 100 : 0;
+}
+API int cuDriverGetVersion(int *v)
+{
+    *v = 12040;
+    return 0;
+}
+API int cuGetErrorName(int e, const char **s)
+{
+    switch (e) {
+    case 100: *s = "CUDA_ERROR_NO_DEVICE"; return 0;
+    case 218: *s = "CUDA_ERROR_INVALID_PTX"; return 0;
+    case 999: *s = "CUDA_ERROR_UNKNOWN"; return 0;
+    default: *s = NULL; return 1;
+    }
+}
+API int cuGetErrorString(int e, const char **s)
+{
+    switch (e) {
+    case 100: *s = "no CUDA-capable device is detected"; return 0;
+    case 218: *s = "a PTX JIT compilation failed"; return 0;
+    case 999: *s = "unknown error"; return 0;
+    default: *s = NULL; return 1;
+    }
+}
+API int cuDeviceGetCount(int *n)
+{
+    *n = strcmp(mode(), "one") == 0 ? 1 : 0;
+    return 0;
+}
+API int cuDeviceGet(int *d, int ordinal)
+{
+    if (strcmp(mode(), "one") != 0 || ordinal != 0)
+        return 101; /* CUDA_ERROR_INVALID_DEVICE */
+    *d = 0;
+    return 0;
+}
+API int cuDeviceGetName(char *name, int len, int dev)
+{
+    (void)dev;
+    strncpy(name, "Fake GPU", (size_t)len);
+    return 0;
+}
+API int cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+    (void)dev;
+    switch (attr) {
+    case 75: *v = 8; break;
+    case 76: *v = 6; break;
+    case 16: *v = 84; break;
+    case 1: *v = 1024; break;
+    case 10: *v = 32; break;
+    default: return 1;
+    }
+    return 0;
+}
+API int cuDeviceTotalMem_v2(size_t *b, int dev)
+{
+    (void)dev;
+    *b = (size_t)12 << 30;
+    return 0;
+}
+API int cuDevicePrimaryCtxRetain(void **c, int d)
+{
+    (void)d;
+    static int ctx;
+    *c = &ctx;
+    return 0;
+}
+API int cuDevicePrimaryCtxRelease_v2(int d)
+{
+    (void)d;
+    return 0;
+}
+API int cuCtxSetCurrent(void *c)
+{
+    (void)c;
+    return 0;
+}
+API int cuCtxSynchronize(void) { return 0; }
+API int cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *opt, void **val)
+{
+    (void)img;
+    *m = NULL;
+    char *log = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (opt[i] == 5)
+            log = val[i];
+        if (opt[i] == 6)
+            size = (size_t)(uintptr_t)val[i];
+    }
+    if (log && size)
+        strncpy(log, "ptxas fatal   : fake parse error at line 3\n", size);
+    return 218;
+}
+/* The rest only has to exist. */
+#define STUB(name) API int name(void) { return 999; }
+STUB(cuModuleUnload)
+STUB(cuModuleGetFunction)
+#ifndef FAKE_CUDA_OLD
+STUB(cuLaunchKernel)
+#endif
+STUB(cuMemAlloc_v2)
+STUB(cuMemFree_v2)
+STUB(cuMemcpyHtoD_v2)
+STUB(cuMemcpyDtoH_v2)
+STUB(cuMemsetD8_v2)
+STUB(cuMemcpyHtoDAsync_v2)
+STUB(cuMemcpyDtoHAsync_v2)
+STUB(cuMemsetD8Async)
+STUB(cuStreamCreate)
+STUB(cuStreamDestroy_v2)
+STUB(cuStreamSynchronize)
+STUB(cuEventCreate)
+STUB(cuEventDestroy_v2)
+STUB(cuEventRecord)
+STUB(cuEventSynchronize)
+STUB(cuEventElapsedTime)
