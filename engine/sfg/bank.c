@@ -129,7 +129,8 @@ static int copy_meta(sfg_bank *b, uint64_t hash, const sfg_task_meta *m, sfg_tas
     *c = *m;
     if (m->n_access)
         memcpy(acc, m->access, (size_t)m->n_access * sizeof *acc);
-    qsort(acc, m->n_access, sizeof *acc, cmp_access);
+    if (m->n_access)
+        qsort(acc, m->n_access, sizeof *acc, cmp_access);
     for (uint32_t i = 0; i < m->n_access; i++) {
         const char *bad = NULL;
         if (!(acc[i].flags & (SFG_ACC_READ | SFG_ACC_WRITE)))

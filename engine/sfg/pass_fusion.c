@@ -192,6 +192,8 @@ static int find_pairs(fusion_round *r, uint32_t scan, pair **pairs, uint32_t *n_
  * winners to `chosen` and marking the interior tasks that reach B. */
 static int choose(fusion_round *r, pair *cand, uint32_t n, pair **chosen, uint32_t *n_chosen,
                   uint32_t *cap_chosen) {
+    if (!n)
+        return SFG_OK;
     qsort(cand, n, sizeof *cand, cmp_pair_end);
     uint32_t last_end = SFG_NONE; /* no interval yet */
     for (uint32_t c = 0; c < n; c++) {

@@ -166,7 +166,8 @@ static int batch_edges(const sfg_graph *g, sfg_edge **out, uint32_t *n_out) {
     for (uint32_t i = 0; i < g->n_edge; i++)
         if (g->edge[i].from >= fp)
             e[n++] = (sfg_edge){g->edge[i].from - fp, g->edge[i].to - fp, g->edge[i].kind};
-    qsort(e, n, sizeof *e, cmp_edge);
+    if (n)
+        qsort(e, n, sizeof *e, cmp_edge);
     uint32_t w = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (w && e[w - 1].from == e[i].from && e[w - 1].to == e[i].to)

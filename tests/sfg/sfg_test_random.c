@@ -179,7 +179,7 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
 
 int main(int argc, char **argv) {
     uint64_t first = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
-    uint64_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 400;
+    uint64_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 1500;
     static launch_rec prog[MAX_LAUNCH];
     static const struct {
         uint32_t disabled;
