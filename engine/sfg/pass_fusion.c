@@ -37,7 +37,6 @@ typedef struct fusion_round {
     uint32_t blk_lo, blk_n, words; /* current block [blk_lo, blk_lo + blk_n) in positions */
     uint64_t *desc;                /* blk_n rows of `words` words */
     uint32_t *next_same;           /* next position in the same fusion group, or SFG_NONE */
-    uint32_t *partner;             /* chosen later position per position, or SFG_NONE */
     unsigned char *reaches_b;      /* interior task reaches its interval's B */
 } fusion_round;
 
@@ -203,7 +202,6 @@ static int choose(fusion_round *r, pair *cand, uint32_t n, pair **chosen, uint32
             return SFG_ENOMEM;
         (*chosen)[(*n_chosen)++] = cand[c];
         last_end = cand[c].b;
-        r->partner[cand[c].a] = cand[c].b;
         uint32_t rb = cand[c].b - r->blk_lo;
         for (uint32_t x = cand[c].a + 1; x < cand[c].b; x++)
             r->reaches_b[x] = (unsigned char)bit(row_of(r, x), rb);
@@ -313,17 +311,13 @@ int sfg_pass_fusion(sfg_queue *q, int *changed) {
         r.words = (blk + 63) / 64;
         r.desc = malloc((size_t)blk * r.words * sizeof *r.desc);
         r.next_same = malloc((size_t)r.np * sizeof *r.next_same);
-        r.partner = malloc((size_t)r.np * sizeof *r.partner);
         r.reaches_b = calloc(r.np, 1);
         pair *cand = NULL, *chosen = NULL;
         uint32_t n_cand = 0, cap_cand = 0, n_chosen = 0, cap_chosen = 0, n_fused = 0;
-        if (!r.desc || !r.next_same || !r.partner || !r.reaches_b)
+        if (!r.desc || !r.next_same || !r.reaches_b)
             rc = SFG_ENOMEM;
         if (!rc)
             rc = build_groups(&r);
-        if (!rc)
-            for (uint32_t p = 0; p < r.np; p++)
-                r.partner[p] = SFG_NONE;
         /* blocks: [0, blk), [blk, 2 blk) ... shifted by blk/2 on odd rounds */
         uint32_t shift = (round & 1) && r.np > blk ? blk / 2 : 0;
         for (uint32_t lo = 0; !rc && lo < r.np;) {
@@ -347,7 +341,6 @@ int sfg_pass_fusion(sfg_queue *q, int *changed) {
         }
         free(r.desc);
         free(r.next_same);
-        free(r.partner);
         free(r.reaches_b);
         free(cand);
         free(chosen);
