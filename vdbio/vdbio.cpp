@@ -498,21 +498,30 @@ public:
         for (int32_t i = 0; i < count; i++) {
             where = format("in the descriptor of grid %d", int(i));
             io::GridDescriptor gd;
-            gd.read(is);
+            bool known = true;
+            try {
+                gd.read(is);
+            } catch (const openvdb::LookupError &) {
+                // GridDescriptor::read throws on an unregistered type after reading the names,
+                // just before the three offsets (grid, blocks, end).
+                known = false;
+            }
             auto *g = new plm_vdb_grid;
             file.grids.push_back(g);
             g->index = int(i);
             g->name = gd.gridName();
             where = format("in grid %d \"%s\"", int(i), g->name.c_str());
-            if (!GridBase::isRegistered(gd.gridType())) {
+            if (!known) {
                 g->type_name = gd.gridType();
-                if (!inputHasGridOffsets())
+                int64_t pos[3] = {0, 0, 0};
+                is.read(reinterpret_cast<char *>(pos), sizeof pos);
+                if (!inputHasGridOffsets() || pos[2] <= 0)
                     raise(PLM_VDB_ERR_UNSUPPORTED,
                           format("%s: grid %d \"%s\" has type %s, which OpenVDB does not know, "
                                  "and the file has no offsets to step over it",
                                  file.path.c_str(), int(i), g->name.c_str(),
                                  gd.gridType().c_str()));
-                gd.seekToEnd(is);
+                is.seekg(std::streamoff(pos[2]));
                 continue;
             }
             GridBase::Ptr grid = GridBase::createGrid(gd.gridType());
@@ -927,7 +936,7 @@ void write_file(const std::string &path, const plm_vdb_grid *const *grids, int c
             os.flush();
             os.close();
         }
-        if (fsync(fd) != 0)
+        if (!opt.no_fsync && fsync(fd) != 0)
             raise(PLM_VDB_ERR_WRITE,
                   format("%s: cannot flush to disk: %s", path.c_str(), strerror(errno)));
         close(fd);
@@ -949,7 +958,8 @@ void write_file(const std::string &path, const plm_vdb_grid *const *grids, int c
         unlink(tmp.c_str());
         throw;
     }
-    sync_folder(path);
+    if (!opt.no_fsync)
+        sync_folder(path);
 }
 
 } // namespace

@@ -222,11 +222,14 @@ typedef struct plm_vdb_write_options {
     int half_float;                /* store float and vec3 values as 16-bit halves */
     const plm_vdb_meta *file_meta; /* file-level entries (e.g. {"creator","string","Plume 0.1"}) */
     int file_meta_count;
+    int no_fsync; /* skip flushing to disk before the rename: other processes still never see
+                     a partial file, but a machine crash may leave an empty or partial one
+                     (scratch files, tests) */
 } plm_vdb_write_options;
 
 /* Writes grids[0..count) (created grids or grids of an open file with a supported type) to path,
  * atomically: the data goes to a new temporary file in path's folder, which is flushed to disk
- * and renamed over path only when complete. On any failure the temporary file is removed and
+ * (fsync, unless no_fsync) and renamed over path only when complete. On any failure the temporary file is removed and
  * whatever was at path is untouched. options NULL = all defaults. */
 plm_vdb_status plm_vdb_write(const char *path, const plm_vdb_grid *const *grids, int count,
                              const plm_vdb_write_options *options, plm_vdb_error *err);
