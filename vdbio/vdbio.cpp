@@ -905,8 +905,8 @@ void write_file(const std::string &path, const plm_vdb_grid *const *grids, int c
         const plm_vdb_grid *g = grids[i];
         if (!g)
             raise(PLM_VDB_ERR_ARGUMENT, format("%s: grid %d is NULL", path.c_str(), i));
-        ensure_fresh(g);
-        if (!g->grid || g->info.type == PLM_VDB_TYPE_UNSUPPORTED)
+        // No ensure_fresh here: writes only read their grids, so several may share one.
+        if (!g->grid || !(g->grid->isType<FloatGrid>() || g->grid->isType<Vec3SGrid>()))
             raise(PLM_VDB_ERR_UNSUPPORTED,
                   format("%s: %s has value type %s; only float and vec3s grids are written",
                          path.c_str(), grid_label(*g).c_str(), g->type_name.c_str()));

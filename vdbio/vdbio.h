@@ -31,10 +31,11 @@
  * - A plm_vdb_file is immutable after plm_vdb_open returns: any number of threads may query it
  *   and read leaves of any of its grids at the same time. plm_vdb_close must not overlap any
  *   other use of that file or of its grids.
- * - A grid made by plm_vdb_grid_create is owned by one thread at a time while leaves are added;
- *   different created grids may be filled by different threads at once. plm_vdb_write only reads
- *   its grids, so several writes (to different paths) may share grids, but no
- *   plm_vdb_grid_add_leaf on those grids may overlap a write.
+ * - A grid made by plm_vdb_grid_create belongs to one thread at a time: adding leaves and
+ *   metadata, and also plm_vdb_grid_get_info / _meta / plm_vdb_read_leaf on it (they recompute
+ *   cached figures after a change). Different created grids may be filled by different threads
+ *   at once. plm_vdb_write only reads its grids, so several writes (to different paths) may
+ *   share grids, but nothing may change those grids during a write.
  *
  * Ownership. Handles are owned by the caller and freed with plm_vdb_close / plm_vdb_grid_free.
  * Strings returned inside info and meta structs are owned by the handle they came from and stay
@@ -134,8 +135,9 @@ typedef struct plm_vdb_grid plm_vdb_grid;
 
 /* Reads the whole file (every grid, values included) into memory and closes it before returning,
  * so a truncated or damaged file is reported here and later reads cannot fail on I/O. Grids of
- * any registered OpenVDB type load; a grid type OpenVDB does not know fails the open with
- * PLM_VDB_ERR_UNSUPPORTED. On failure *out is NULL. */
+ * any registered OpenVDB type load (listed; only float and vec3s give leaves); a grid type
+ * OpenVDB does not know is stepped over and listed as unsupported with its grid type string
+ * (UNSUPPORTED only for an old file without grid offsets). On failure *out is NULL. */
 plm_vdb_status plm_vdb_open(const char *path, plm_vdb_file **out, plm_vdb_error *err);
 void plm_vdb_close(plm_vdb_file *file);
 
@@ -188,7 +190,8 @@ typedef struct plm_vdb_grid_desc {
                                     4 contravariant absolute */
 } plm_vdb_grid_desc;
 
-/* A grid to fill and write. The caller owns it: plm_vdb_grid_free. */
+/* A grid to fill and write. The caller owns it: plm_vdb_grid_free (which ignores grids that
+ * belong to an open file; those go with plm_vdb_close). */
 plm_vdb_status plm_vdb_grid_create(const plm_vdb_grid_desc *desc, plm_vdb_grid **out,
                                    plm_vdb_error *err);
 void plm_vdb_grid_free(plm_vdb_grid *grid);
