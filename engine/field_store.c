@@ -264,7 +264,8 @@ uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap)
         return 0;
     collect_ctx c = {NULL, 0, 0};
     plm_tree_foreach_block(f->tree, f->fid, collect_block, &c);
-    qsort(c.o, c.n, 3 * sizeof *c.o, cmp_origin);
+    if (c.n > 1)
+        qsort(c.o, c.n, 3 * sizeof *c.o, cmp_origin);
     uint64_t k = c.n < cap ? c.n : cap;
     if (k)
         memcpy(origins, c.o, (size_t)k * 3 * sizeof *c.o);

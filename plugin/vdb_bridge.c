@@ -194,7 +194,10 @@ plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_gri
     snprintf(frame_text, sizeof frame_text, "%lld", (long long)frame);
     plm_vdb_meta meta[2] = {{"creator", "string", "Plume " PLUME_VERSION_STRING},
                             {"plume_frame", "int64", frame_text}};
-    plm_vdb_write_options wo = {comp, half_float, meta, frame >= 0 ? 2 : 1};
+    plm_vdb_write_options wo = {.compression = comp,
+                                 .half_float = half_float,
+                                 .file_meta = meta,
+                                 .file_meta_count = frame >= 0 ? 2 : 1};
     if (vdb_make_parent_dirs(path) != 0)
         return pl_fail(ctx, PLUME_ERR_IO, "cannot create the folder for %s: %s", path, strerror(errno));
     plm_vdb_error e;
