@@ -7,9 +7,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = "--sanitize" ]; then
   build=$root/build-asan
   "$root/scripts/setup.sh" "$build" -DPLUME_SANITIZE=ON
-  # LLVM and OpenVDB are not instrumented; leaks inside them are theirs (see docs/testing.md).
+  # LLVM and OpenVDB are not instrumented; known leaks inside them are listed in tests/lsan.supp.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
 else
   build=$root/build
   "$root/scripts/setup.sh" "$build"

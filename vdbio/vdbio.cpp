@@ -884,7 +884,11 @@ void write_file(const std::string &path, const plm_vdb_grid *const *grids, int c
                 const plm_vdb_write_options &opt)
 {
     uint32_t flags = openvdb::io::COMPRESS_ACTIVE_MASK;
-    switch (opt.compression) {
+    // C callers may pass any int: read it as one (loading an out-of-range value through the
+    // C++ enum type is undefined behaviour), then validate.
+    int compression;
+    std::memcpy(&compression, &opt.compression, sizeof compression);
+    switch (compression) {
     case PLM_VDB_COMPRESS_NONE: break;
     case PLM_VDB_COMPRESS_ZIP:
         if (!openvdb::io::Archive::hasZLibCompression())
@@ -898,7 +902,7 @@ void write_file(const std::string &path, const plm_vdb_grid *const *grids, int c
         break;
     default:
         raise(PLM_VDB_ERR_ARGUMENT,
-              format("%s: unknown compression %d", path.c_str(), int(opt.compression)));
+              format("%s: unknown compression %d", path.c_str(), compression));
     }
     openvdb::GridCPtrVec list;
     for (int i = 0; i < count; i++) {
