@@ -1,0 +1,20 @@
+# cmake -DIN=linked.ll -DOUT=kernels.ll -P annotate.cmake
+# Marks every defined function named plm_gpu_k_* as a PTX kernel (!nvvm.annotations).
+file(READ "${IN}" ir)
+string(REGEX MATCHALL "define[^\n]*@plm_gpu_k_[A-Za-z0-9_]+" defs "${ir}")
+set(meta "")
+set(refs "")
+set(i 0)
+foreach(d ${defs})
+  string(REGEX MATCH "@plm_gpu_k_[A-Za-z0-9_]+" name "${d}")
+  # Numbered far above what the IR uses, so the ids cannot clash.
+  math(EXPR id "900000 + ${i}")
+  string(APPEND meta "!${id} = !{ptr ${name}, !\"kernel\", i32 1}\n")
+  list(APPEND refs "!${id}")
+  math(EXPR i "${i} + 1")
+endforeach()
+if(i EQUAL 0)
+  message(FATAL_ERROR "no plm_gpu_k_* kernels in ${IN}")
+endif()
+string(REPLACE ";" ", " refs "${refs}")
+file(WRITE "${OUT}" "${ir}\n!nvvm.annotations = !{${refs}}\n${meta}")
