@@ -332,6 +332,10 @@ int jit_create(const jit_config *cfg, jit **out, char *err, size_t err_size)
         return -1;
     }
     LLVMOrcJITDylibAddGenerator(j->dylib, gen);
+    if (cg_jit_define_libm(j->lljit, j->dylib, err, err_size) != 0) {
+        jit_destroy(j);
+        return -1;
+    }
 
     j->workers = calloc((size_t)c.compile_threads, sizeof *j->workers);
     if (!j->workers) {

@@ -38,6 +38,13 @@
  *   clear_list, listgen, gc: no code; the executor calls the sparse runtime's host entry
  *                  points (plm_rt_list_clear, plm_rt_listgen_root/_item, plm_rt_gc_begin/_item).
  *
+ * On NVPTX (engine/codegen/task.h, cg_task_build_nvptx) the same functions are kernels
+ * (!nvvm.annotations) with the same parameters, every pointer a device pointer (ctx, the
+ * arrays it points to, out): serial and S_bounds run on thread 0 of block 0 only (launch them
+ * with any grid); range_for S is a grid-stride loop over [lo, hi) (any grid); struct_for S
+ * gives list entry lo + b to block b, striding by the grid, and the block's threads share the
+ * entry's cells (any block size).
+ *
  * Errors inside tasks never trap: the runtime records them (budget, range) and the executor
  * reads them at the next sync (plm_rt_error). Out-of-range array-free code (division by zero
  * and the like) follows the IR's defined semantics (engine/ir/ir.h). */

@@ -67,6 +67,12 @@ int cg_emit(cg_toolchain *tc, LLVMModuleRef m, LLVMCodeGenFileType kind,
 int cg_print(cg_toolchain *tc, LLVMModuleRef m, jit_emit_kind kind, char **text, char *err,
              size_t err_size);
 
+/* Defines libm's functions (sinf, atan2...) in the JIT's dylib by address (jit_symbols.c). */
+struct LLVMOrcOpaqueLLJIT;
+struct LLVMOrcOpaqueJITDylib;
+int cg_jit_define_libm(struct LLVMOrcOpaqueLLJIT *lljit, struct LLVMOrcOpaqueJITDylib *dylib,
+                       char *err, size_t err_size);
+
 /* snprintf into err when err is not NULL. */
 void cg_set_err(char *err, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

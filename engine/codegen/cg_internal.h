@@ -1,0 +1,150 @@
+/* cg_internal.h — internal to engine/codegen: the state of one LLVM function being emitted from
+ * an ir_task, shared by the files that emit statements (emit_block.c: control flow and locals;
+ * emit_arith.c: values; emit_sparse.c: sn_* operations and runtime geometry; emit_memory.c:
+ * field loads, stores and atomics) and the entry points (task_entry.c).
+ *
+ * The task is only read: statement -> LLVM value lives in our own map (cg_vmap), never in the
+ * statements' scratch fields, so the same task may be compiled for two targets at once.
+ *
+ * The function's entry block stays open while the body is emitted: allocas, the loads of
+ * plm_task_ctx and the runtime's geometry (invariant for the whole task) are put there, so they
+ * dominate every use and never sit inside a loop. cg_fn_finish closes it. */
+#ifndef PLUME_ENGINE_CODEGEN_CG_INTERNAL_H
+#define PLUME_ENGINE_CODEGEN_CG_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <llvm-c/Core.h>
+
+#include "engine/codegen/task.h"
+#include "engine/ir/ir.h"
+
+typedef struct cg_vmap {
+    const ir_stmt **keys;
+    LLVMValueRef *vals;
+    size_t cap, used;
+} cg_vmap;
+
+/* A loop being emitted: where break and continue go, and its index values. */
+typedef struct cg_loop {
+    const ir_stmt *stmt;
+    LLVMBasicBlockRef brk, cont;
+    LLVMValueRef index[IR_MAX_DIM];
+} cg_loop;
+
+/* One cached load from the runtime of a field slot (geometry) or from plm_task_ctx. */
+typedef struct cg_cached {
+    int slot;
+    int what;        /* CG_AT_* */
+    uint64_t offset;
+    LLVMValueRef v;
+} cg_cached;
+
+enum { CG_AT_SNODE = 0, CG_AT_FIELD = 1, CG_AT_RUNTIME = 2 };
+
+#define CG_MAX_LOOPS 64
+#define CG_MAX_CACHED 256
+
+typedef struct cg_fn {
+    const ir_task *task;
+    cg_target_kind target;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;     /* the body */
+    LLVMBuilderRef eb;    /* the entry block */
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry;
+    LLVMValueRef task_ctx; /* const plm_task_ctx * */
+    LLVMValueRef rt_arr, fid_arr, args_arr;
+    LLVMValueRef *rt, *fid; /* per slot, loaded on first use; NULL until then */
+    LLVMValueRef *range_flag; /* per slot: i8 alloca, set when an activation was out of range */
+    cg_vmap vals;
+    cg_loop loops[CG_MAX_LOOPS];
+    int nloops;
+    cg_cached cache[CG_MAX_CACHED];
+    int ncached;
+    uint32_t stmt_no;     /* pre-order number of the statement being emitted (as printed) */
+    uint32_t next_no;
+    const ir_stmt *cur;
+    LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
+    char *err;
+    size_t err_size;
+} cg_fn;
+
+/* ---- function setup (task_entry.c) ---- */
+int cg_fn_begin(cg_fn *f, const ir_task *t, cg_target_kind target, LLVMContextRef ctx,
+                LLVMModuleRef mod, LLVMValueRef fn, char *err, size_t err_size);
+/* Branches from the entry block to `first` and frees f's memory. */
+void cg_fn_finish(cg_fn *f, LLVMBasicBlockRef first);
+void cg_fn_free(cg_fn *f);
+
+/* ---- errors: a message naming the task and the statement ("$12 (sn_lookup)") ---- */
+int cg_fail(cg_fn *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- values ---- */
+int cg_vmap_put(cg_vmap *m, const ir_stmt *s, LLVMValueRef v);
+LLVMValueRef cg_vmap_get(const cg_vmap *m, const ir_stmt *s);
+/* The value of an operand, or NULL (and an error) when it was never emitted. */
+LLVMValueRef cg_val(cg_fn *f, const ir_stmt *s);
+/* The LLVM type of a scalar IR type in registers (bool: i1), pointers and cells: ptr. */
+LLVMTypeRef cg_type(cg_fn *f, ir_type t);
+/* The LLVM type of a scalar in memory (bool: i8). */
+LLVMTypeRef cg_mem_type(cg_fn *f, ir_type t);
+
+/* ---- statements (emit_block.c) ---- */
+int cg_emit_block(cg_fn *f, const ir_block *blk);
+int cg_emit_stmt(cg_fn *f, const ir_stmt *s);
+/* Starts a new basic block after an unconditional jump, so that (dead) statements after a
+ * break or continue still have a block to go in. */
+void cg_new_block_after_jump(cg_fn *f, const char *name);
+/* An alloca in the entry block. */
+LLVMValueRef cg_entry_alloca(cg_fn *f, LLVMTypeRef ty, const char *name);
+int cg_push_loop(cg_fn *f, const ir_stmt *s, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont);
+void cg_pop_loop(cg_fn *f);
+cg_loop *cg_find_loop(cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_arg(cg_fn *f, ir_type ty, uint32_t index);
+
+/* ---- values (emit_arith.c) ---- */
+LLVMValueRef cg_emit_const(cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_emit_unary(cg_fn *f, int op, ir_type ty, LLVMValueRef a);
+LLVMValueRef cg_emit_binary(cg_fn *f, int op, ir_type ty, LLVMValueRef x, LLVMValueRef y);
+LLVMValueRef cg_emit_cast(cg_fn *f, ir_type to, ir_type from, LLVMValueRef a);
+/* An LLVM intrinsic call overloaded on `ty`: llvm.<name>.<ty>. */
+LLVMValueRef cg_intrinsic(cg_fn *f, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
+                          unsigned n);
+
+/* ---- the sparse runtime (emit_sparse.c) ---- */
+LLVMValueRef cg_runtime(cg_fn *f, int slot);  /* plm_runtime * of a field slot */
+LLVMValueRef cg_field_id(cg_fn *f, int slot); /* rt_field[slot] (i32) */
+/* An invariant load from the runtime of `slot`, at a member of SNode `snode` (CG_AT_SNODE),
+ * of the slot's field (CG_AT_FIELD) or of plm_runtime itself (CG_AT_RUNTIME). */
+LLVMValueRef cg_rt_load(cg_fn *f, int slot, int what, int32_t snode, uint64_t member,
+                        LLVMTypeRef ty);
+/* Notes (branch-free) that an activation at container c, index i was out of range when c is
+ * not NULL and i < 0; cg_emit_range_errors records it in the runtime at the function's end. */
+void cg_note_range(cg_fn *f, int slot, LLVMValueRef c, LLVMValueRef i);
+void cg_emit_range_errors(cg_fn *f);
+/* The SNode id of (slot, level) in its runtime, or -1 with an error. */
+int32_t cg_snode_id(cg_fn *f, int slot, int level);
+LLVMValueRef cg_emit_sn(cg_fn *f, const ir_stmt *s);
+/* Calls a runtime function (declared on first use). */
+LLVMValueRef cg_call_rt(cg_fn *f, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+                        LLVMValueRef *args, unsigned n);
+/* Member offsets of the runtime's structs, for the struct-for entry. */
+uint64_t cg_off_snode_list(void);       /* plm_rt_snode.list */
+uint64_t cg_off_snode_offset_in_parent(void);
+uint64_t cg_off_snode_index_shift(int axis);
+uint64_t cg_off_snode_axis_shift(int axis);
+uint64_t cg_off_snode_axis_bits(int axis);
+uint64_t cg_sizeof_elem(void);          /* plm_rt_elem */
+uint64_t cg_off_elem_cell(void);
+uint64_t cg_off_elem_coord(int axis);
+
+/* ---- fields and temporaries (emit_memory.c) ---- */
+LLVMValueRef cg_emit_gtmp_ptr(cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s);
+int cg_emit_global_store(cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_emit_atomic(cg_fn *f, const ir_stmt *s);
+
+#endif

@@ -1,0 +1,486 @@
+/* The entry points of a task (task_abi.h) for the CPU and NVPTX: the function shells, the
+ * parallel loop of range_for and struct_for tasks around the IR body, and the JIT glue. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/codegen/cg_internal.h"
+#include "engine/codegen/ptx.h"
+#include "engine/codegen/toolchain.h"
+
+/* ---- function state ---- */
+
+int cg_fn_begin(cg_fn *f, const ir_task *t, cg_target_kind target, LLVMContextRef ctx,
+                LLVMModuleRef mod, LLVMValueRef fn, char *err, size_t err_size)
+{
+    memset(f, 0, sizeof *f);
+    f->task = t;
+    f->target = target;
+    f->ctx = ctx;
+    f->mod = mod;
+    f->fn = fn;
+    f->err = err;
+    f->err_size = err_size;
+    f->t_void = LLVMVoidTypeInContext(ctx);
+    f->t_i1 = LLVMInt1TypeInContext(ctx);
+    f->t_i8 = LLVMInt8TypeInContext(ctx);
+    f->t_i32 = LLVMInt32TypeInContext(ctx);
+    f->t_i64 = LLVMInt64TypeInContext(ctx);
+    f->t_f32 = LLVMFloatTypeInContext(ctx);
+    f->t_f64 = LLVMDoubleTypeInContext(ctx);
+    f->t_ptr = LLVMPointerTypeInContext(ctx, 0);
+    size_t n = t->nfields ? t->nfields : 1;
+    f->rt = calloc(n, sizeof *f->rt);
+    f->fid = calloc(n, sizeof *f->fid);
+    f->range_flag = calloc(n, sizeof *f->range_flag);
+    if (!f->rt || !f->fid || !f->range_flag) {
+        cg_fn_free(f);
+        return cg_fail(f, "out of memory");
+    }
+    f->entry = LLVMAppendBasicBlockInContext(ctx, fn, "entry");
+    f->eb = LLVMCreateBuilderInContext(ctx);
+    f->b = LLVMCreateBuilderInContext(ctx);
+    LLVMPositionBuilderAtEnd(f->eb, f->entry);
+    f->task_ctx = LLVMGetParam(fn, 0);
+    /* plm_task_ctx is three pointers: rt, rt_field, args */
+    LLVMValueRef *dst[3] = {&f->rt_arr, &f->fid_arr, &f->args_arr};
+    static const char *const names[3] = {"ctx.rt", "ctx.rt_field", "ctx.args"};
+    for (int i = 0; i < 3; i++) {
+        LLVMValueRef off = LLVMConstInt(f->t_i64, 8u * (unsigned)i, 0);
+        LLVMValueRef p = LLVMBuildGEP2(f->eb, f->t_i8, f->task_ctx, &off, 1, "");
+        *dst[i] = LLVMBuildLoad2(f->eb, f->t_ptr, p, names[i]);
+    }
+    return 0;
+}
+
+void cg_fn_free(cg_fn *f)
+{
+    free(f->rt);
+    free(f->fid);
+    free(f->range_flag);
+    f->range_flag = NULL;
+    free(f->vals.keys);
+    free(f->vals.vals);
+    if (f->eb)
+        LLVMDisposeBuilder(f->eb);
+    if (f->b)
+        LLVMDisposeBuilder(f->b);
+    f->rt = f->fid = NULL;
+    f->vals.keys = NULL;
+    f->vals.vals = NULL;
+    f->eb = f->b = NULL;
+}
+
+void cg_fn_finish(cg_fn *f, LLVMBasicBlockRef first)
+{
+    LLVMPositionBuilderAtEnd(f->eb, f->entry);
+    LLVMBuildBr(f->eb, first);
+    cg_fn_free(f);
+}
+
+/* ---- pieces of the shells ---- */
+
+static LLVMValueRef nvvm_sreg(cg_fn *f, const char *reg)
+{
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s", reg);
+    LLVMTypeRef fty = LLVMFunctionType(f->t_i32, NULL, 0, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
+    if (!fn)
+        fn = LLVMAddFunction(f->mod, name, fty);
+    return LLVMBuildCall2(f->b, fty, fn, NULL, 0, reg);
+}
+
+/* NVPTX: the rest of the function runs on thread 0 of block 0 only; returns the exit block. */
+static LLVMBasicBlockRef single_thread(cg_fn *f)
+{
+    LLVMValueRef first = LLVMBuildAnd(
+        f->b, LLVMBuildICmp(f->b, LLVMIntEQ, nvvm_sreg(f, "tid.x"), LLVMConstInt(f->t_i32, 0, 0), ""),
+        LLVMBuildICmp(f->b, LLVMIntEQ, nvvm_sreg(f, "ctaid.x"), LLVMConstInt(f->t_i32, 0, 0), ""),
+        "first");
+    LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "single");
+    LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "exit");
+    LLVMBuildCondBr(f->b, first, run, out);
+    LLVMPositionBuilderAtEnd(f->b, run);
+    return out;
+}
+
+/* Emits every statement of the task body but the last (the prologue of a parallel task). */
+static int emit_prologue(cg_fn *f, const ir_stmt **loop_out)
+{
+    const ir_block *body = f->task->body;
+    const ir_stmt *last = body->last;
+    for (const ir_stmt *s = body->first; s && s != last; s = s->next) {
+        f->stmt_no = f->next_no++;
+        if (cg_emit_stmt(f, s) != 0)
+            return -1;
+    }
+    f->stmt_no = f->next_no++;
+    f->cur = last;
+    *loop_out = last;
+    return 0;
+}
+
+/* A counted loop `for (i = start; i < end; i += step)` (signed compare). Leaves the builder in
+ * the body; *latch is where continue goes; call loop_close after the body. */
+typedef struct counted {
+    LLVMBasicBlockRef head, body, latch, done;
+    LLVMValueRef ctr, step;
+    LLVMTypeRef ty;
+} counted;
+
+static LLVMValueRef loop_open(cg_fn *f, counted *c, LLVMTypeRef ty, LLVMValueRef start,
+                              LLVMValueRef end, LLVMValueRef step, const char *name)
+{
+    c->ty = ty;
+    c->step = step;
+    c->ctr = cg_entry_alloca(f, ty, name);
+    LLVMBuildStore(f->b, start, c->ctr);
+    c->head = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "loop.head");
+    c->body = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "loop.body");
+    c->latch = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "loop.latch");
+    c->done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "loop.end");
+    LLVMBuildBr(f->b, c->head);
+    LLVMPositionBuilderAtEnd(f->b, c->head);
+    LLVMValueRef i = LLVMBuildLoad2(f->b, ty, c->ctr, name);
+    LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, i, end, ""), c->body, c->done);
+    LLVMPositionBuilderAtEnd(f->b, c->body);
+    return i;
+}
+
+static void loop_close(cg_fn *f, counted *c)
+{
+    LLVMBuildBr(f->b, c->latch);
+    LLVMPositionBuilderAtEnd(f->b, c->latch);
+    LLVMValueRef i = LLVMBuildLoad2(f->b, c->ty, c->ctr, "");
+    /* nsw: the counter never passes `end`, which fits the type */
+    LLVMBuildStore(f->b, LLVMBuildNSWAdd(f->b, i, c->step, ""), c->ctr);
+    LLVMBuildBr(f->b, c->head);
+    LLVMPositionBuilderAtEnd(f->b, c->done);
+}
+
+static LLVMValueRef add_fn(cg_fn *tmp, LLVMModuleRef mod, const char *name, LLVMTypeRef *params,
+                           unsigned n)
+{
+    LLVMTypeRef fty = LLVMFunctionType(tmp->t_void, params, n, 0);
+    LLVMValueRef fn = LLVMAddFunction(mod, name, fty);
+    LLVMSetLinkage(fn, LLVMExternalLinkage);
+    unsigned kind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(LLVMGetModuleContext(mod), kind, 0));
+    return fn;
+}
+
+static int finish_fn(cg_fn *f, LLVMBasicBlockRef first, int ok)
+{
+    if (!ok) {
+        cg_fn_free(f);
+        return -1;
+    }
+    cg_emit_range_errors(f);
+    LLVMBuildRetVoid(f->b);
+    cg_fn_finish(f, first);
+    if (f->target == CG_TARGET_NVPTX && ptx_mark_kernel(f->mod, f->fn) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- serial ---- */
+
+static int emit_serial(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
+                       const char *symbol, cg_target_kind target, char *err, size_t n)
+{
+    cg_fn f;
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+    f.t_void = LLVMVoidTypeInContext(ctx);
+    LLVMValueRef fn = add_fn(&f, mod, symbol, &ptr, 1);
+    if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
+        return -1;
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
+    LLVMPositionBuilderAtEnd(f.b, first);
+    LLVMBasicBlockRef exit = target == CG_TARGET_NVPTX ? single_thread(&f) : NULL;
+    int ok = cg_emit_block(&f, t->body) == 0;
+    if (ok && exit) {
+        LLVMBuildBr(f.b, exit);
+        LLVMPositionBuilderAtEnd(f.b, exit);
+    }
+    return finish_fn(&f, first, ok);
+}
+
+/* ---- range_for ---- */
+
+static LLVMValueRef to_i64(cg_fn *f, LLVMValueRef v, ir_type ty)
+{
+    if (ty == IR_I64)
+        return v;
+    return ir_type_is_signed(ty) ? LLVMBuildSExt(f->b, v, f->t_i64, "")
+                                 : LLVMBuildZExt(f->b, v, f->t_i64, "");
+}
+
+static int emit_range_bounds(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
+                             const char *symbol, cg_target_kind target, char *err, size_t n)
+{
+    cg_fn f;
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+    LLVMTypeRef params[2] = {ptr, ptr};
+    f.t_void = LLVMVoidTypeInContext(ctx);
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", symbol, PLM_TASK_BOUNDS_SUFFIX);
+    LLVMValueRef fn = add_fn(&f, mod, name, params, 2);
+    if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
+        return -1;
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
+    LLVMPositionBuilderAtEnd(f.b, first);
+    LLVMBasicBlockRef exit = target == CG_TARGET_NVPTX ? single_thread(&f) : NULL;
+    const ir_stmt *loop;
+    int ok = emit_prologue(&f, &loop) == 0;
+    LLVMValueRef lo = NULL, hi = NULL;
+    if (ok) {
+        lo = cg_val(&f, loop->arg[0]);
+        hi = lo ? cg_val(&f, loop->arg[1]) : NULL;
+        ok = hi != NULL;
+    }
+    if (ok) {
+        LLVMValueRef out = LLVMGetParam(fn, 1);
+        LLVMValueRef one = LLVMConstInt(f.t_i64, 1, 0);
+        LLVMBuildStore(f.b, to_i64(&f, lo, loop->arg[0]->ty), out);
+        LLVMBuildStore(f.b, to_i64(&f, hi, loop->arg[1]->ty),
+                       LLVMBuildGEP2(f.b, f.t_i64, out, &one, 1, ""));
+        if (exit) {
+            LLVMBuildBr(f.b, exit);
+            LLVMPositionBuilderAtEnd(f.b, exit);
+        }
+    }
+    return finish_fn(&f, first, ok);
+}
+
+static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
+                           const char *symbol, cg_target_kind target, char *err, size_t n)
+{
+    cg_fn f;
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
+    LLVMTypeRef params[3] = {ptr, i64, i64};
+    f.t_void = LLVMVoidTypeInContext(ctx);
+    LLVMValueRef fn = add_fn(&f, mod, symbol, params, 3);
+    if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
+        return -1;
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
+    LLVMPositionBuilderAtEnd(f.b, first);
+    const ir_stmt *loop;
+    if (emit_prologue(&f, &loop) != 0)
+        return finish_fn(&f, first, 0);
+    LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
+    LLVMValueRef start = lo, step = LLVMConstInt(i64, 1, 0);
+    if (target == CG_TARGET_NVPTX) {
+        /* grid-stride: thread g of the grid runs lo + g, lo + g + gridsize, ... */
+        LLVMValueRef ntid = LLVMBuildZExt(f.b, nvvm_sreg(&f, "ntid.x"), i64, "");
+        LLVMValueRef g = LLVMBuildAdd(
+            f.b, LLVMBuildMul(f.b, LLVMBuildZExt(f.b, nvvm_sreg(&f, "ctaid.x"), i64, ""), ntid, ""),
+            LLVMBuildZExt(f.b, nvvm_sreg(&f, "tid.x"), i64, ""), "gtid");
+        start = LLVMBuildAdd(f.b, lo, g, "start");
+        step = LLVMBuildMul(f.b, LLVMBuildZExt(f.b, nvvm_sreg(&f, "nctaid.x"), i64, ""), ntid,
+                            "stride");
+    }
+    counted c;
+    LLVMValueRef i = loop_open(&f, &c, i64, start, hi, step, "i");
+    LLVMTypeRef ity = cg_type(&f, loop->arg[0]->ty);
+    LLVMValueRef idx = ity == i64 ? i : LLVMBuildTrunc(f.b, i, ity, "idx");
+    int ok = cg_push_loop(&f, loop, NULL, c.latch) == 0;
+    if (ok) {
+        f.loops[f.nloops - 1].index[0] = idx;
+        ok = cg_emit_block(&f, loop->body) == 0;
+        cg_pop_loop(&f);
+    }
+    if (ok)
+        loop_close(&f, &c);
+    return finish_fn(&f, first, ok);
+}
+
+/* ---- struct_for ---- */
+
+static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
+                           const char *symbol, cg_target_kind target, char *err, size_t n)
+{
+    cg_fn f;
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
+    LLVMTypeRef params[3] = {ptr, i32, i32};
+    f.t_void = LLVMVoidTypeInContext(ctx);
+    LLVMValueRef fn = add_fn(&f, mod, symbol, params, 3);
+    if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
+        return -1;
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
+    LLVMPositionBuilderAtEnd(f.b, first);
+    const ir_stmt *loop;
+    if (emit_prologue(&f, &loop) != 0)
+        return finish_fn(&f, first, 0);
+
+    int slot = t->field;
+    if (slot >= t->nfields || loop->field != slot) {
+        cg_fail(&f, "struct_for over field slot %u, task list of slot %u", loop->field, slot);
+        return finish_fn(&f, first, 0);
+    }
+    const ir_field_info *fi = &t->fields[slot];
+    int leaf = fi->nlevels - 1;
+    if (t->level != leaf - 1) {
+        cg_fail(&f, "struct_for over the list of level %u of '%s': the leaf's parent (level %d) "
+                    "is the only one supported",
+                t->level, fi->name, leaf - 1);
+        return finish_fn(&f, first, 0);
+    }
+    int32_t list_sid = cg_snode_id(&f, slot, t->level), leaf_sid = cg_snode_id(&f, slot, leaf);
+    if (list_sid < 0 || leaf_sid < 0)
+        return finish_fn(&f, first, 0);
+    LLVMValueRef rt = cg_runtime(&f, slot);
+    int leaf_kind = fi->levels[leaf].kind;
+    int ncells = 1;
+    for (int a = 0; a < IR_MAX_DIM; a++)
+        ncells <<= fi->levels[leaf].log2_size[a];
+
+    LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
+    LLVMValueRef kstart = lo, kstep = LLVMConstInt(i32, 1, 0);
+    LLVMValueRef cstart = LLVMConstInt(i32, 0, 0), cstep = LLVMConstInt(i32, 1, 0);
+    if (target == CG_TARGET_NVPTX) {
+        /* one block per list entry; the block's threads share its cells */
+        kstart = LLVMBuildAdd(f.b, lo, nvvm_sreg(&f, "ctaid.x"), "k0");
+        kstep = nvvm_sreg(&f, "nctaid.x");
+        cstart = nvvm_sreg(&f, "tid.x");
+        cstep = nvvm_sreg(&f, "ntid.x");
+    }
+    counted ck, cc;
+    LLVMValueRef k = loop_open(&f, &ck, i32, kstart, hi, kstep, "k");
+    LLVMTypeRef gp[3] = {ptr, i32, i32};
+    LLVMValueRef ga[3] = {rt, LLVMConstInt(i32, (unsigned long long)list_sid, 0), k};
+    LLVMValueRef elem = cg_call_rt(&f, "plm_rt_list_get", ptr, gp, ga, 3);
+    LLVMValueRef off = LLVMConstInt(f.t_i64, cg_off_elem_cell(), 0);
+    LLVMValueRef cell =
+        LLVMBuildLoad2(f.b, ptr, LLVMBuildGEP2(f.b, f.t_i8, elem, &off, 1, ""), "elem.cell");
+    LLVMValueRef pin = cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_offset_in_parent(),
+                                  f.t_i64);
+    LLVMValueRef container = LLVMBuildGEP2(f.b, f.t_i8, cell, &pin, 1, "leaf");
+    LLVMValueRef coord[IR_MAX_DIM], ish[IR_MAX_DIM], ash[IR_MAX_DIM], mask[IR_MAX_DIM];
+    for (int a = 0; a < fi->dim && a < IR_MAX_DIM; a++) {
+        LLVMValueRef o = LLVMConstInt(f.t_i64, cg_off_elem_coord(a), 0);
+        coord[a] = LLVMBuildLoad2(f.b, i32, LLVMBuildGEP2(f.b, f.t_i8, elem, &o, 1, ""), "coord");
+        ish[a] = cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_index_shift(a), i32);
+        ash[a] = cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_shift(a), i32);
+        LLVMValueRef bits =
+            cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_bits(a), i32);
+        mask[a] = LLVMBuildSub(f.b, LLVMBuildShl(f.b, LLVMConstInt(i32, 1, 0), bits, ""),
+                               LLVMConstInt(i32, 1, 0), "mask");
+    }
+    LLVMValueRef i = loop_open(&f, &cc, i32, cstart, LLVMConstInt(i32, (unsigned)ncells, 0),
+                               cstep, "cell");
+    if (leaf_kind != IR_KIND_DENSE) {
+        /* skip inactive cells of a sparse leaf */
+        static const char *const names[] = {[IR_KIND_POINTER] = "plm_rt_pointer_is_active",
+                                            [IR_KIND_BITMASKED] = "plm_rt_bitmasked_is_active",
+                                            [IR_KIND_DYNAMIC] = "plm_rt_dynamic_is_active"};
+        LLVMTypeRef p[4] = {ptr, i32, ptr, i32};
+        LLVMValueRef a[4] = {rt, LLVMConstInt(i32, (unsigned long long)leaf_sid, 0), container, i};
+        LLVMValueRef act = cg_call_rt(&f, names[leaf_kind], i32, p, a, 4);
+        LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(ctx, fn, "cell.active");
+        LLVMBuildCondBr(f.b, LLVMBuildICmp(f.b, LLVMIntNE, act, LLVMConstInt(i32, 0, 0), ""), run,
+                        cc.latch);
+        LLVMPositionBuilderAtEnd(f.b, run);
+    }
+    int ok = cg_push_loop(&f, loop, NULL, cc.latch) == 0;
+    if (ok) {
+        /* voxel = the entry's first voxel + the cell's position in the leaf container */
+        for (int a = 0; a < fi->dim && a < IR_MAX_DIM; a++) {
+            LLVMValueRef pos = LLVMBuildAnd(f.b, LLVMBuildLShr(f.b, i, ish[a], ""), mask[a], "");
+            f.loops[f.nloops - 1].index[a] =
+                LLVMBuildAdd(f.b, coord[a], LLVMBuildShl(f.b, pos, ash[a], ""), "I");
+        }
+        ok = cg_emit_block(&f, loop->body) == 0;
+        cg_pop_loop(&f);
+    }
+    if (ok) {
+        loop_close(&f, &cc);
+        loop_close(&f, &ck);
+    }
+    return finish_fn(&f, first, ok);
+}
+
+/* ---- the public entry ---- */
+
+static int body_ends_in(const ir_task *t, int op)
+{
+    return t->body && t->body->last && t->body->last->op == op &&
+           (op != IR_RANGE_FOR || t->body->last->parallel);
+}
+
+int cg_emit_task(LLVMContextRef ctx, LLVMModuleRef mod, struct ir_task *t, const char *symbol,
+                 cg_target_kind target, char *err, size_t n)
+{
+    if (!ctx || !mod || !t || !symbol || !symbol[0] || !t->body) {
+        cg_set_err(err, n, "cg_emit_task: bad arguments");
+        return -1;
+    }
+    if (target != CG_TARGET_CPU && target != CG_TARGET_NVPTX) {
+        cg_set_err(err, n, "cg_emit_task: unknown target %d", (int)target);
+        return -1;
+    }
+    switch (t->kind) {
+    case IR_TASK_SERIAL: return emit_serial(t, ctx, mod, symbol, target, err, n);
+    case IR_TASK_RANGE_FOR:
+        if (!body_ends_in(t, IR_RANGE_FOR)) {
+            cg_set_err(err, n, "task '%s': a range_for task must end in its parallel range_for",
+                       t->name);
+            return -1;
+        }
+        if (emit_range_bounds(t, ctx, mod, symbol, target, err, n) != 0)
+            return -1;
+        return emit_range_body(t, ctx, mod, symbol, target, err, n);
+    case IR_TASK_STRUCT_FOR:
+        if (!body_ends_in(t, IR_STRUCT_FOR)) {
+            cg_set_err(err, n, "task '%s': a struct_for task must end in its struct_for",
+                       t->name);
+            return -1;
+        }
+        return emit_struct_for(t, ctx, mod, symbol, target, err, n);
+    default:
+        cg_set_err(err, n,
+                   "task '%s': kind %d has no generated code (clear_list, listgen and gc run "
+                   "the runtime's entry points; kernels must be offloaded first)",
+                   t->name, t->kind);
+        return -1;
+    }
+}
+
+int cg_task_build(void *task, LLVMContextRef ctx, LLVMModuleRef mod, char *err, size_t n)
+{
+    return cg_emit_task(ctx, mod, task, CG_TASK_SYMBOL, CG_TARGET_CPU, err, n);
+}
+
+int cg_task_build_nvptx(void *task, LLVMContextRef ctx, LLVMModuleRef mod, char *err, size_t n)
+{
+    return cg_emit_task(ctx, mod, task, CG_TASK_SYMBOL, CG_TARGET_NVPTX, err, n);
+}
+
+int cg_task_request(struct ir_task *t, void *addrs[2], jit_result *result, jit_request *req,
+                    char *err, size_t n)
+{
+    static const char *const syms[2] = {CG_TASK_SYMBOL, CG_TASK_BOUNDS_SYMBOL};
+    if (!t || !addrs || !req) {
+        cg_set_err(err, n, "cg_task_request: bad arguments");
+        return -1;
+    }
+    if (t->kind != IR_TASK_SERIAL && t->kind != IR_TASK_RANGE_FOR &&
+        t->kind != IR_TASK_STRUCT_FOR) {
+        cg_set_err(err, n, "task '%s': kind %d has no generated code", t->name, t->kind);
+        return -1;
+    }
+    memset(req, 0, sizeof *req);
+    addrs[0] = addrs[1] = NULL;
+    req->key = ir_task_hash(t);
+    req->build = cg_task_build;
+    req->user = t;
+    req->symbols = syms;
+    req->n_symbols = t->kind == IR_TASK_RANGE_FOR ? 2 : 1;
+    req->addrs = addrs;
+    req->result = result;
+    return 0;
+}
