@@ -68,6 +68,19 @@ PY
       echo "note: /usr/bin/python3 has no pyopenvdb (python3-openvdb); value comparison skipped"
     fi
   done
+  # Importing into a field of another voxel size is an error naming both sizes, not garbage.
+  cat >"$tmp/mismatch.json" <<EOF
+{"plume_scene": 1, "name": "mismatch", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "density", "voxel_size": 0.05}],
+ "nodes": [{"name": "load", "type": "org.plume.vdb.import", "params": {"file": "$src"},
+            "bind": {"target": "density"}}],
+ "init": ["load"]}
+EOF
+  "$plume" cook "$tmp/mismatch.json" --out "$tmp/mm" --quiet 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -q "voxel size 0.1 but field 'density' has voxel size 0.05" "$tmp/err" \
+    || fail "voxel-size mismatch: exit $rc: $(cat "$tmp/err")"
+  sed -i 's/"voxel_size": 0.05}/"voxel_size": 0.1, "origin": [-0.05, -0.05, -0.05]}/' "$tmp/mismatch.json"
+  "$plume" cook "$tmp/mismatch.json" --out "$tmp/mm" --quiet 2>"$tmp/err" || fail "matching voxel size: $(cat "$tmp/err")"
   "$plume" render "$src" -o "$tmp/sphere.png" 2>"$tmp/err" || fail "render: $(cat "$tmp/err")"
   [ "$(head -c 8 "$tmp/sphere.png" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "render did not write a PNG"
   "$plume" render "$src" --grid nothing -o "$tmp/x.png" 2>"$tmp/err"; [ $? = 1 ] && [ ! -e "$tmp/x.png" ] || fail "render of a missing grid"
