@@ -82,6 +82,20 @@ int ptx_emit(const ptx_options *opt, jit_build_fn build, void *user, jit_emit_ki
     LLVMModuleRef m;
     int rc = cg_build_module(&tc, "plume", build, user, NULL, 0, &m, instructions, err,
                              err_size);
+    /* A device module cannot call anything outside itself: an undefined function (the
+     * __nv_* math of libdevice, which is not linked yet) is an error here, not in ptxas. */
+    for (LLVMValueRef f = rc == 0 ? LLVMGetFirstFunction(m) : NULL; f; f = LLVMGetNextFunction(f)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (LLVMIsDeclaration(f) && strncmp(name, "llvm.", 5) != 0 && LLVMGetFirstUse(f)) {
+            cg_set_err(err, err_size, "ptx_emit: '%s' is called but not defined in the module "
+                                      "(plm_rt_*: pass the runtime bitcode; math functions "
+                                      "need libdevice, which is not linked)", name);
+            LLVMDisposeModule(m);
+            rc = -1;
+            break;
+        }
+    }
     if (rc == 0) {
         rc = cg_print(&tc, m, kind, text, err, err_size);
         LLVMDisposeModule(m);

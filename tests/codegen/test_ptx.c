@@ -75,12 +75,19 @@ int main(int argc, char **argv)
 
     /* Optimized LLVM IR keeps the annotation. */
     char *ll = NULL;
-    CHECK_MSG(ptx_emit(NULL, build_kernel, NULL, JIT_EMIT_LLVM, &ll, NULL, err, sizeof err) == 0,
+    ptx_options o = ptx_options_default();
+    o.runtime_bc = plm_runtime_bc_nvptx64;
+    o.runtime_bc_size = plm_runtime_bc_nvptx64_size;
+    CHECK_MSG(ptx_emit(&o, build_kernel, NULL, JIT_EMIT_LLVM, &ll, NULL, err, sizeof err) == 0,
               err);
     if (ll) {
         CHECK(strstr(ll, "!\"kernel\"") != NULL);
         free(ll);
     }
+
+    /* Without the runtime, its functions are undefined: an error naming one. */
+    CHECK(ptx_emit(NULL, build_kernel, NULL, JIT_EMIT_ASM, &ll, NULL, err, sizeof err) != 0);
+    CHECK_MSG(strstr(err, "plm_rt_cell_index") != NULL, err);
 
     /* An sm LLVM 16 cannot target is an error naming it. */
     ptx_options bad = ptx_options_default();
