@@ -32,6 +32,11 @@ void eng_destroy(eng_context *ctx)
 {
     if (!ctx)
         return;
+#if PLUME_HAVE_KERNELS
+    /* Queued tasks are dropped, not run: nobody can read their results any more. */
+    eng_runtime_free(ctx);
+    eng_programs_free(ctx);
+#endif
     for (int i = 0; i < ctx->nfields; i++)
         eng_field_free(ctx->fields[i]);
     free(ctx->fields);

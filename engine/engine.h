@@ -20,7 +20,8 @@ enum {
     ENG_EEXIST = 3,
     ENG_ETYPE = 4,
     ENG_ENOMEM = 5,   /* memory budget exceeded */
-    ENG_EINTERNAL = 6
+    ENG_EINTERNAL = 6,
+    ENG_ECOMPILE = 7  /* kernel source with errors (kernel.h) */
 };
 
 typedef enum eng_type { ENG_F32 = 0, ENG_VEC3 = 1 } eng_type;

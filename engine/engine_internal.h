@@ -1,15 +1,48 @@
-/* Internals shared by the engine's own files; plugin/ uses engine.h only. */
+/* Internals shared by the engine's own files; plugin/ uses engine.h and kernel.h only. */
 #ifndef PLUME_ENGINE_INTERNAL_H
 #define PLUME_ENGINE_INTERNAL_H
 
 #include "engine/engine.h"
+#include "engine/kernel.h"
+#include "sparse/tree.h"
+
+/* Kernels exist only when every stage was built (engine/CMakeLists.txt). */
+#if PLUME_HAVE_KERNELS
+#include "engine/backend/cpu_pool.h"
+#include "engine/code_cache.h"
+#include "engine/codegen/jit.h"
+#include "engine/kernel_internal.h"
+#include "engine/sfg/sfg.h"
+#endif
+
+/* SFG value-state ids of kernels' global-temporary buffers: above every field id. */
+#define ENG_GTMP_STATE_BASE (1u << 24)
 
 struct eng_context {
     int threads;
     uint64_t budget;
     eng_field **fields;
     int nfields;
-    char err[1024];
+    char err[4096];
+    eng_mode mode;
+#if PLUME_HAVE_KERNELS
+    /* Kernels (created on the first launch: a context that only moves volumes never starts
+     * threads or LLVM). */
+    eng_program **programs;
+    uint32_t nprograms;
+    int runtime_ready;
+    cpu_pool *pool;
+    jit *jit;
+    sfg_bank *bank;
+    sfg_queue *queue;
+    eng_code_cache codes;
+    uint32_t next_gtmp_state;
+    eng_stats stats;      /* the parts the engine counts itself (times) */
+    eng_stats stats_base; /* counters of queues replaced by eng_set_mode */
+    jit_stats jit_base;   /* JIT counters at the last reset */
+    int in_exec;          /* inside a flush: host hooks must not flush again */
+    int exec_rc;          /* the executor's engine error code of the last failed batch */
+#endif
 };
 
 int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
@@ -18,5 +51,29 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
 void eng_field_free(eng_field *f);
 uint64_t eng_field_bytes(eng_field *f);
+plm_tree *eng_field_tree(eng_field *f);
+int eng_field_id(const eng_field *f);            /* index in ctx->fields */
+int eng_field_tree_id(const eng_field *f);       /* the field's id inside its tree */
+/* Host hooks (field_store.c): before the host reads a field, queued work runs; before it
+ * writes one, too, and the queue forgets what it knew of the field's states. No-ops without
+ * kernels. */
+int eng_host_read(eng_context *ctx);
+int eng_host_write(eng_context *ctx, eng_field *f);
+
+#if PLUME_HAVE_KERNELS
+/* The field as the IR sees it (computed at declaration); NULL when its layout cannot be
+ * expressed in the IR. */
+const ir_field_info *eng_field_ir_info(const eng_field *f);
+
+/* Kernels' runtime: pool, JIT, bank and queue, made on first use. */
+int eng_runtime_ready(eng_context *ctx);
+void eng_runtime_free(eng_context *ctx);
+/* The SFG executor (exec.c). */
+int eng_exec_batch(void *ud, const sfg_batch *batch);
+/* Budget and range errors recorded by running tasks, as an engine error; cleared. */
+int eng_check_runtime_errors(eng_context *ctx);
+/* An SFG failure as an engine error (the executor's own message is kept). */
+int eng_queue_error(eng_context *ctx, int sfg_code);
+#endif
 
 #endif

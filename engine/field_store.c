@@ -21,7 +21,60 @@ struct eng_field {
     int leaf_kind;   /* PLM_RT_DENSE or PLM_RT_BITMASKED: per-voxel activity only for the latter */
     int blocks_ok;   /* leaf blocks are 8^3 voxels: host block access allowed */
     plm_block_shape shape;
+    eng_context *ctx; /* for the host hooks that order host access with queued tasks */
+    int id;           /* index in ctx->fields */
+#if PLUME_HAVE_KERNELS
+    int info_ok;
+    ir_field_info info;
+#endif
 };
+
+#if PLUME_HAVE_KERNELS
+/* The chain from the root to the field's leaf, as the IR describes fields. */
+static int make_ir_info(eng_field *f)
+{
+    const plm_layout *lay = plm_tree_layout(f->tree);
+    int32_t path[PLM_RT_MAX_DEPTH + 1];
+    int n = 0;
+    for (int32_t s = f->leaf; s >= 0 && n <= PLM_RT_MAX_DEPTH; s = lay->cfg.snodes[s].parent)
+        path[n++] = s;
+    if (n > IR_MAX_LEVELS)
+        return -1;
+    ir_field_info *in = &f->info;
+    memset(in, 0, sizeof *in);
+    snprintf(in->name, sizeof in->name, "%s", f->name);
+    in->elem = IR_F32;
+    in->components = (uint8_t)f->comps;
+    in->nlevels = (uint8_t)n;
+    int dim = 0;
+    for (int l = 0; l < n; l++) {
+        const plm_rt_snode *sn = &lay->cfg.snodes[path[n - 1 - l]];
+        ir_level *lv = &in->levels[l];
+        lv->kind = (uint8_t)sn->kind;
+        lv->rt_snode = sn->id;
+        for (int a = 0; a < 3; a++) {
+            lv->log2_size[a] = (uint8_t)sn->axis_bits[a];
+            if (sn->axis_bits[a] && a + 1 > dim)
+                dim = a + 1;
+        }
+    }
+    in->dim = (uint8_t)dim;
+    return 0;
+}
+#else
+/* Without kernels nothing is queued: host access needs no ordering. */
+int eng_host_read(eng_context *ctx)
+{
+    (void)ctx;
+    return ENG_OK;
+}
+int eng_host_write(eng_context *ctx, eng_field *f)
+{
+    (void)ctx;
+    (void)f;
+    return ENG_OK;
+}
+#endif
 
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
 {
@@ -64,6 +117,11 @@ int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
         eng_field_free(f);
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     }
+    f->ctx = ctx;
+    f->id = ctx->nfields;
+#if PLUME_HAVE_KERNELS
+    f->info_ok = make_ir_info(f) == 0;
+#endif
     *out = f;
     return ENG_OK;
 }
@@ -83,6 +141,11 @@ const eng_field_desc *eng_field_info(const eng_field *f) { return &f->desc; }
 int eng_field_components(const eng_field *f) { return f->comps; }
 int eng_field_voxel_masks(const eng_field *f) { return f->leaf_kind == PLM_RT_BITMASKED; }
 plm_tree *eng_field_tree(eng_field *f) { return f->tree; }
+int eng_field_id(const eng_field *f) { return f->id; }
+int eng_field_tree_id(const eng_field *f) { return f->fid; }
+#if PLUME_HAVE_KERNELS
+const ir_field_info *eng_field_ir_info(const eng_field *f) { return f->info_ok ? &f->info : NULL; }
+#endif
 
 uint64_t eng_field_bytes(eng_field *f)
 {
@@ -137,6 +200,7 @@ static int count_block(void *user, const int32_t origin[3], float *data)
 
 uint64_t eng_field_block_count(eng_field *f)
 {
+    eng_host_read(f->ctx);
     if (!f->blocks_ok)
         return 0;
     count_ctx c = {f, 0, 0};
@@ -146,6 +210,7 @@ uint64_t eng_field_block_count(eng_field *f)
 
 uint64_t eng_field_active_voxels(eng_field *f)
 {
+    eng_host_read(f->ctx);
     if (!f->blocks_ok)
         return 0;
     count_ctx c = {f, 0, 0};
@@ -155,6 +220,9 @@ uint64_t eng_field_active_voxels(eng_field *f)
 
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create)
 {
+    /* The caller may write through the pointer. */
+    if (eng_host_write(ctx, f) != ENG_OK)
+        return NULL;
     if (!f->blocks_ok || !aligned_origin(origin))
         return NULL;
     float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL);
@@ -176,6 +244,9 @@ float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin
 int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3],
                           const float *values, const uint64_t *mask)
 {
+    int rc = eng_host_write(ctx, f);
+    if (rc)
+        return rc;
     if (!f->blocks_ok)
         return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout has no 8x8x8 leaf blocks", f->name);
     if (!aligned_origin(origin))
@@ -203,6 +274,7 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
 
 int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, uint64_t *mask)
 {
+    eng_host_read(f->ctx);
     float *data = f->blocks_ok && aligned_origin(origin)
                       ? plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL)
                       : NULL;
@@ -222,6 +294,7 @@ int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, u
 
 float eng_field_read(eng_field *f, const int32_t ijk[3], int c)
 {
+    eng_host_read(f->ctx);
     float v[3];
     plm_tree_read(f->tree, f->fid, ijk[0], ijk[1], ijk[2], v);
     return v[c];
@@ -260,6 +333,7 @@ static int collect_block(void *user, const int32_t origin[3], float *data)
 
 uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap)
 {
+    eng_host_read(f->ctx);
     if (!f->blocks_ok)
         return 0;
     collect_ctx c = {NULL, 0, 0};
@@ -275,7 +349,7 @@ uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap)
 
 void eng_field_clear(eng_context *ctx, eng_field *f)
 {
-    (void)ctx;
+    eng_host_write(ctx, f);
     uint64_t n = eng_field_block_count(f);
     int32_t *o = malloc((size_t)(n ? n : 1) * 3 * sizeof *o);
     if (!o)
@@ -317,6 +391,7 @@ static int reduce_block(void *user, const int32_t origin[3], float *data)
 
 double eng_field_reduce(eng_field *f, int op)
 {
+    eng_host_read(f->ctx);
     reduce_ctx r = {f, op, 0};
     if (f->blocks_ok)
         plm_tree_foreach_block(f->tree, f->fid, reduce_block, &r);
@@ -325,6 +400,7 @@ double eng_field_reduce(eng_field *f, int op)
 
 void eng_field_set_background(eng_field *f, const float bg[3])
 {
+    eng_host_write(f->ctx, f);
     for (int c = 0; c < 3; c++)
         f->desc.background[c] = f->comps == 1 ? bg[0] : bg[c];
     plm_tree_set_background(f->tree, f->fid, f->desc.background);

@@ -1,0 +1,180 @@
+/* The executor: the SFG hands it batches of tasks in an order that honours their
+ * dependencies; it compiles what it has not seen (all of a batch at once, on the JIT's compile
+ * threads), then runs the tasks one after the other, each spread over the CPU pool. */
+#define _GNU_SOURCE
+#include "engine/engine_internal.h"
+#include "engine/exec_runtime.h"
+#include "engine/codegen/task.h"
+#include "engine/passes/passes.h"
+#include "sparse/tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Code for a bound task: lowered, optimized and submitted to the JIT on first sight. */
+static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code **out,
+                       jit_task **pending, int *npending)
+{
+    eng_code *c = code_cache_find(&ctx->codes, t->ir.hash);
+    if (c) {
+        *out = c;
+        return ENG_OK;
+    }
+    const passes_bound *b = t->ir.ir;
+    double t0 = now_s();
+    char err[512];
+    ir_task *low = NULL;
+    if (passes_prepare_codegen(b->task, &low, err, sizeof err) != 0)
+        return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
+    ctx->stats.frontend_s += now_s() - t0;
+    c = code_cache_add(&ctx->codes, t->ir.hash);
+    if (!c) {
+        ir_task_free(low);
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    c->lowered = low;
+    jit_request req;
+    if (cg_task_request(low, c->fn, &c->result, &req, err, sizeof err) != 0)
+        return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
+    jit_task *jt;
+    if (jit_submit(ctx->jit, &req, &jt, err, sizeof err) != 0)
+        return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
+    pending[(*npending)++] = jt;
+    *out = c;
+    return ENG_OK;
+}
+
+typedef struct run_job {
+    const plm_task_ctx *tc;
+    void *fn;
+    int64_t base;
+} run_job;
+
+static void run_range(void *ud, int64_t lo, int64_t hi, int worker)
+{
+    (void)worker;
+    run_job *j = ud;
+    ((plm_task_range_fn)j->fn)(j->tc, j->base + lo, j->base + hi);
+}
+
+static void run_struct(void *ud, int64_t lo, int64_t hi, int worker)
+{
+    (void)worker;
+    run_job *j = ud;
+    ((plm_task_struct_fn)j->fn)(j->tc, (int32_t)lo, (int32_t)hi);
+}
+
+/* The runtime's own tasks name an SNode as field id * 16 + level. */
+static int snode_of(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode)
+{
+    uint32_t fid = snode / 16, level = snode % 16;
+    if (fid >= (uint32_t)ctx->nfields)
+        return eng_fail(ctx, ENG_EINTERNAL, "runtime task on unknown field %u", fid);
+    eng_field *f = ctx->fields[fid];
+    const ir_field_info *info = eng_field_ir_info(f);
+    if (!info || level >= info->nlevels)
+        return eng_fail(ctx, ENG_EINTERNAL, "runtime task on unknown level %u of field %u", level, fid);
+    *rt = plm_tree_runtime(eng_field_tree(f));
+    *rt_snode = info->levels[level].rt_snode;
+    return ENG_OK;
+}
+
+static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
+{
+    char err[256];
+    int rc = 0;
+    switch (t->meta->type) {
+    case SFG_CLEAR_LIST:
+    case SFG_LISTGEN:
+    case SFG_GC: {
+        plm_runtime *rt;
+        int32_t sn;
+        if ((rc = snode_of(ctx, t->meta->snode, &rt, &sn)) != ENG_OK)
+            return rc;
+        if (t->meta->type == SFG_CLEAR_LIST)
+            exec_clear_list(rt, sn);
+        else if (t->meta->type == SFG_LISTGEN)
+            rc = exec_listgen(ctx->pool, rt, sn, err, sizeof err);
+        else
+            rc = exec_gc(ctx->pool, rt, sn, err, sizeof err);
+        break;
+    }
+    default: {
+        const passes_bound *b = t->ir.ir;
+        const ir_task *low = code->lowered;
+        plm_runtime *rts[PASSES_MAX_SLOTS];
+        int32_t rtf[PASSES_MAX_SLOTS];
+        for (uint32_t s = 0; s < b->nfields && s < PASSES_MAX_SLOTS; s++) {
+            eng_field *f = ctx->fields[b->field_id[s]];
+            rts[s] = plm_tree_runtime(eng_field_tree(f));
+            rtf[s] = eng_field_tree_id(f);
+        }
+        plm_task_ctx tc = {rts, rtf, t->args};
+        run_job j = {&tc, code->fn[0], 0};
+        if (low->kind == IR_TASK_SERIAL) {
+            ((plm_task_serial_fn)code->fn[0])(&tc);
+        } else if (low->kind == IR_TASK_RANGE_FOR) {
+            int64_t be[2] = {0, 0};
+            ((plm_task_bounds_fn)code->fn[1])(&tc, be);
+            j.base = be[0];
+            if (be[1] > be[0])
+                rc = cpu_pool_parallel_for(ctx->pool, be[1] - be[0], 0, run_range, &j, err, sizeof err);
+        } else if (low->kind == IR_TASK_STRUCT_FOR) {
+            int32_t sn = low->fields[low->field].levels[low->level].rt_snode;
+            int32_t n = plm_rt_list_size(rts[low->field], sn);
+            rc = cpu_pool_parallel_for(ctx->pool, n, 0, run_struct, &j, err, sizeof err);
+        } else {
+            return eng_fail(ctx, ENG_EINTERNAL, "task '%s' of kind %d has no code", t->name, low->kind);
+        }
+    }
+    }
+    if (rc)
+        return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
+    return ENG_OK;
+}
+
+int eng_exec_batch(void *ud, const sfg_batch *batch)
+{
+    eng_context *ctx = ud;
+    uint32_t n = batch->n_tasks;
+    eng_code **codes = calloc(n ? n : 1, sizeof *codes);
+    jit_task **pending = calloc(n ? n : 1, sizeof *pending);
+    int npending = 0, rc = ENG_OK;
+    if (!codes || !pending) {
+        free(codes);
+        free(pending);
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    /* Everything new in the batch compiles at once, on all compile threads. */
+    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
+        const sfg_exec_task *t = &batch->tasks[i];
+        if (t->meta->type == SFG_SERIAL || t->meta->type == SFG_RANGE_FOR ||
+            t->meta->type == SFG_STRUCT_FOR)
+            rc = submit_code(ctx, t, &codes[i], pending, &npending);
+    }
+    char err[512];
+    if (npending && jit_wait_all(pending, npending, err, sizeof err) != 0 && rc == ENG_OK)
+        rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
+    free(pending);
+    double t0 = now_s();
+    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
+        if (codes[i] && !codes[i]->fn[0]) {
+            rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' has no compiled code", batch->tasks[i].name);
+            break;
+        }
+        rc = run_task(ctx, &batch->tasks[i], codes[i]);
+    }
+    ctx->stats.backend_s += now_s() - t0;
+    free(codes);
+    if (rc == ENG_OK)
+        rc = eng_check_runtime_errors(ctx);
+    return rc;
+}

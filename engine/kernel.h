@@ -1,0 +1,103 @@
+/* kernel.h — kernels in the engine's internal API (for plugin/): compile source written in the
+ * kernel language, launch its kernels on fields with scalar arguments, sync, and read counters.
+ *
+ * A launch does not run at once: its tasks go to the context's state-flow-graph queue
+ * (engine/sfg/sfg.h), which optimizes and runs them at a flush (explicit, every N tasks, or a
+ * sync). Every host read of a field (eng_field_read_block, eng_field_reduce, ...) syncs first,
+ * and every host write tells the queue, so host code never sees a stale or half-written field.
+ * In eager mode each launch runs before eng_launch returns (the reference for the optimizer).
+ *
+ * Ownership: programs belong to the context and live until eng_destroy; kernel pointers and
+ * the strings they hand out live as long as their program.
+ *
+ * Threads: as for the rest of engine.h, one thread at a time per context. Inside, tasks run on
+ * the context's CPU pool and compile on the JIT's compile threads.
+ *
+ * Errors: ENG_ECOMPILE for source with errors: eng_error() then holds every diagnostic as
+ * "file:line:col: error: ..." with the source line and a caret. Launch errors name the kernel
+ * and the parameter. A task that exceeds the memory budget makes the next sync fail with
+ * ENG_ENOMEM ("memory budget exceeded ..."). */
+#ifndef PLUME_ENGINE_KERNEL_H
+#define PLUME_ENGINE_KERNEL_H
+
+#include "engine/engine.h"
+
+typedef struct eng_program eng_program;
+typedef struct eng_kernel eng_kernel;
+
+/* Compiles `len` bytes of `src`; `file` names it in diagnostics. */
+int eng_program_compile(eng_context *ctx, const char *file, const char *src, size_t len,
+                        eng_program **out);
+uint32_t eng_program_kernel_count(const eng_program *p);
+eng_kernel *eng_program_kernel(eng_program *p, uint32_t i);
+eng_kernel *eng_program_find(eng_program *p, const char *name);
+
+/* Parameter kinds as a node sees them. */
+typedef enum eng_param_type {
+    ENG_P_BOOL = 0,
+    ENG_P_I32 = 1,
+    ENG_P_F32 = 2,
+    ENG_P_VEC3 = 3,
+    ENG_P_IVEC3 = 4,
+    ENG_P_FIELD_F32 = 5,
+    ENG_P_FIELD_VEC3 = 6,
+    ENG_P_OTHER = 7   /* a type nodes cannot set (i64, mat3, ...): launches pass zero */
+} eng_param_type;
+
+enum { ENG_ACCESS_READ = 1, ENG_ACCESS_WRITE = 2 };
+
+typedef struct eng_param {
+    const char *name;
+    int type;        /* eng_param_type */
+    int dim;         /* fields: 0..3 */
+    uint32_t access; /* fields: ENG_ACCESS_* bits */
+} eng_param;
+
+const char *eng_kernel_name(const eng_kernel *k);
+uint32_t eng_kernel_param_count(const eng_kernel *k);
+const eng_param *eng_kernel_param(const eng_kernel *k, uint32_t i);
+
+/* One argument per kernel parameter, in order: `field` for field parameters, else the value in
+ * `f` (floats, vectors) or `i` (bool, integers). */
+typedef struct eng_arg {
+    eng_field *field;
+    double f[3];
+    int64_t i[3];
+} eng_arg;
+
+int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t nargs);
+/* Runs what is queued without waiting for a reader. */
+int eng_flush(eng_context *ctx);
+/* Runs what is queued and reports errors of the tasks (budget). */
+int eng_sync(eng_context *ctx);
+
+typedef struct eng_mode {
+    int eager;                /* 1: no queue, no optimization */
+    uint32_t disabled_passes; /* SFG_PASS_* bits (engine/sfg/sfg.h) */
+    uint32_t flush_every;     /* 0: only at syncs and explicit flushes */
+} eng_mode;
+/* Syncs, then changes how later launches run. */
+int eng_set_mode(eng_context *ctx, const eng_mode *mode);
+
+typedef struct eng_stats {
+    uint64_t tasks_launched;     /* tasks run, all types */
+    uint64_t launched_by_type[7];/* serial, range_for, struct_for, clear_list, listgen, gc, - */
+    uint64_t listgens;
+    uint64_t tasks_enqueued;
+    uint64_t tasks_fused;
+    uint64_t activations_demoted;
+    uint64_t listgens_removed;
+    uint64_t stores_eliminated;
+    uint64_t tasks_eliminated;
+    uint64_t tasks_compiled;     /* JIT compiles (cache misses) */
+    uint64_t instructions;       /* LLVM instructions emitted, after optimization */
+    uint64_t flushes;
+    double compile_s;            /* wall time in the JIT, summed over compile threads */
+    double backend_s;            /* wall time running tasks */
+    double optimizer_s;          /* wall time in the state-flow graph */
+    double frontend_s;           /* wall time lowering and preparing IR */
+} eng_stats;
+void eng_get_stats(eng_context *ctx, eng_stats *out);
+void eng_reset_stats(eng_context *ctx);
+
+#endif

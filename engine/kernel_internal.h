@@ -1,0 +1,54 @@
+/* Internals of kernels, launches and the executor (kernel.h); shared by program.c, launch.c,
+ * exec.c and engine.c only. */
+#ifndef PLUME_ENGINE_KERNEL_INTERNAL_H
+#define PLUME_ENGINE_KERNEL_INTERNAL_H
+
+#include "engine/ir/ir.h"
+#include "engine/kernel.h"
+#include "engine/lang/lang.h"
+
+#define ENG_MAX_PARAMS 64
+
+/* A kernel lowered and offloaded for one set of field descriptors (fields with the same layout
+ * and type share it), plus the SFG handles of its tasks for each binding of fields seen. */
+typedef struct eng_binding {
+    uint32_t field_id[ENG_MAX_PARAMS]; /* per field slot */
+    uint32_t ntasks;
+    struct sfg_ir *irs;                /* interned bound tasks, one per task */
+} eng_binding;
+
+typedef struct eng_spec {
+    ir_field_info *fields;   /* per field slot */
+    uint32_t nfields;
+    ir_task **tasks;         /* offloaded, with metadata; owned */
+    uint32_t ntasks;
+    uint32_t nargs;          /* scalar arguments after scalarization, gtmp address included */
+    uint32_t gtmp_arg;       /* argument carrying the gtmp buffer's address; UINT32_MAX: none */
+    void *gtmp;              /* the kernel's global temporaries (one buffer: launches of this
+                              * spec are ordered by its SFG state) */
+    uint32_t gtmp_state;     /* SFG value-state id of that buffer */
+    eng_binding *bindings;
+    uint32_t nbindings;
+} eng_spec;
+
+struct eng_kernel {
+    eng_context *ctx;
+    eng_program *program;
+    const pk_func *fn;
+    uint32_t nparams;
+    eng_param params[ENG_MAX_PARAMS];
+    eng_spec *specs;
+    uint32_t nspecs;
+};
+
+struct eng_program {
+    pk_result *result;
+    const pk_program *prog;
+    eng_kernel *kernels;
+    uint32_t nkernels;
+};
+
+void eng_kernel_release(eng_kernel *k);
+void eng_programs_free(eng_context *ctx);
+
+#endif

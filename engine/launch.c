@@ -1,0 +1,230 @@
+/* Launches: a kernel is lowered and offloaded once per set of field layouts (a "spec"), its
+ * tasks are bound to the fields of a launch and interned in the SFG bank once per binding, and
+ * each launch then only packs its scalar arguments and queues the tasks. */
+#define _GNU_SOURCE
+#include "engine/engine_internal.h"
+#include "engine/lower/lower.h"
+#include "engine/passes/passes.h"
+#if PLUME_HAVE_OPT
+#include "engine/opt/opt.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void spec_free(eng_spec *s)
+{
+    for (uint32_t i = 0; i < s->ntasks; i++)
+        ir_task_free(s->tasks[i]);
+    free(s->tasks);
+    free(s->fields);
+    free(s->gtmp);
+    for (uint32_t b = 0; b < s->nbindings; b++)
+        free(s->bindings[b].irs);
+    free(s->bindings);
+}
+
+void eng_kernel_release(eng_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nspecs; i++)
+        spec_free(&k->specs[i]);
+    free(k->specs);
+    k->specs = NULL;
+    k->nspecs = 0;
+}
+
+static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos, uint32_t nf,
+                     eng_spec **out)
+{
+    double t0 = now_s();
+    char err[1024];
+    ir_task *kt = NULL;
+    if (lower_kernel(k->program->prog, k->fn, infos, nf, &kt, err, sizeof err) != 0)
+        return eng_fail(ctx, ENG_ECOMPILE, "kernel '%s': %s", k->fn->name, err);
+#if PLUME_HAVE_OPT
+    if (opt_run(kt, 0, NULL, NULL, err, sizeof err) != 0) {
+        ir_task_free(kt);
+        return eng_fail(ctx, ENG_EINTERNAL, "kernel '%s': %s", k->fn->name, err);
+    }
+#endif
+    ir_task **tasks = NULL;
+    uint32_t nt = 0;
+    int rc = passes_offload(kt, &tasks, &nt, err, sizeof err);
+    ir_task_free(kt);
+    if (rc != 0)
+        return eng_fail(ctx, ENG_EINTERNAL, "kernel '%s': offload: %s", k->fn->name, err);
+    eng_spec *grown = realloc(k->specs, (k->nspecs + 1) * sizeof *grown);
+    if (!grown) {
+        for (uint32_t i = 0; i < nt; i++)
+            ir_task_free(tasks[i]);
+        free(tasks);
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    k->specs = grown;
+    eng_spec *s = &k->specs[k->nspecs];
+    memset(s, 0, sizeof *s);
+    s->tasks = tasks;
+    s->ntasks = nt;
+    s->nfields = nf;
+    s->fields = malloc((nf ? nf : 1) * sizeof *s->fields);
+    s->gtmp_arg = UINT32_MAX;
+    if (!s->fields) {
+        spec_free(s);
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    memcpy(s->fields, infos, nf * sizeof *infos);
+    if (nt) {
+        s->nargs = tasks[0]->nargs;
+        s->arg_types = tasks[0]->arg_types;
+        if (tasks[0]->gtmp_bytes) {
+            s->gtmp_arg = s->nargs - 1;
+            s->gtmp = calloc(1, tasks[0]->gtmp_bytes);
+            if (!s->gtmp) {
+                spec_free(s);
+                return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+            }
+        }
+    }
+    s->gtmp_state = ENG_GTMP_STATE_BASE + ctx->next_gtmp_state++;
+    k->nspecs++;
+    ctx->stats.frontend_s += now_s() - t0;
+    *out = s;
+    return ENG_OK;
+}
+
+static int bind(eng_context *ctx, eng_kernel *k, eng_spec *s, const uint32_t *ids,
+                eng_binding **out)
+{
+    for (uint32_t b = 0; b < s->nbindings; b++)
+        if (!memcmp(s->bindings[b].field_id, ids, s->nfields * sizeof *ids)) {
+            *out = &s->bindings[b];
+            return ENG_OK;
+        }
+    eng_binding *grown = realloc(s->bindings, (s->nbindings + 1) * sizeof *grown);
+    if (!grown)
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    s->bindings = grown;
+    eng_binding *b = &s->bindings[s->nbindings];
+    memset(b, 0, sizeof *b);
+    memcpy(b->field_id, ids, s->nfields * sizeof *ids);
+    b->irs = calloc(s->ntasks ? s->ntasks : 1, sizeof *b->irs);
+    if (!b->irs)
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    for (uint32_t t = 0; t < s->ntasks; t++) {
+        passes_bound *pb = passes_bound_create(s->tasks[t], ids, s->nfields, s->gtmp_state);
+        if (!pb) {
+            free(b->irs);
+            return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+        }
+        if (sfg_bank_intern(ctx->bank, pb, &b->irs[t]) != SFG_OK) {
+            free(b->irs);
+            return eng_fail(ctx, ENG_EINTERNAL, "kernel '%s': %s", k->fn->name, sfg_bank_error(ctx->bank));
+        }
+    }
+    b->ntasks = s->ntasks;
+    s->nbindings++;
+    *out = b;
+    return ENG_OK;
+}
+
+/* Scalar parameters fill 8-byte slots in order, components in order (lower.h). */
+static int pack_args(eng_context *ctx, eng_kernel *k, const eng_spec *s, const eng_arg *args,
+                     uint64_t *slots)
+{
+    uint32_t a = 0;
+    for (uint32_t p = 0; p < k->fn->nparams; p++) {
+        const pk_var *v = k->fn->params[p];
+        if (v->type.kind == PK_T_FIELD)
+            continue;
+        int n = pk_type_components(v->type);
+        for (int c = 0; c < n; c++, a++) {
+            if (a >= s->nargs)
+                return eng_fail(ctx, ENG_EINTERNAL, "kernel '%s': more scalar arguments than the IR has", k->fn->name);
+            ir_type t = s->arg_types[a];
+            double f = c < 3 ? args[p].f[c] : 0;
+            int64_t i = c < 3 ? args[p].i[c] : 0;
+            uint64_t bits = 0;
+            if (t == IR_F32) {
+                float x = (float)f;
+                uint32_t u;
+                memcpy(&u, &x, 4);
+                bits = u;
+            } else if (t == IR_F64) {
+                memcpy(&bits, &f, 8);
+            } else {
+                bits = (uint64_t)i;
+            }
+            slots[a] = bits;
+        }
+    }
+    if (s->gtmp_arg != UINT32_MAX)
+        slots[s->gtmp_arg] = (uint64_t)(uintptr_t)s->gtmp;
+    return ENG_OK;
+}
+
+int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t nargs)
+{
+    if (!k || (nargs && !args))
+        return eng_fail(ctx, ENG_EINVAL, "eng_launch: no kernel or arguments");
+    if (nargs != k->nparams)
+        return eng_fail(ctx, ENG_EINVAL, "kernel '%s' takes %u arguments, got %u", k->fn->name,
+                        k->nparams, nargs);
+    int rc = eng_runtime_ready(ctx);
+    if (rc)
+        return rc;
+    ir_field_info infos[ENG_MAX_PARAMS];
+    uint32_t ids[ENG_MAX_PARAMS], nf = 0;
+    for (uint32_t p = 0; p < k->nparams; p++) {
+        const eng_param *q = &k->params[p];
+        if (q->type != ENG_P_FIELD_F32 && q->type != ENG_P_FIELD_VEC3)
+            continue;
+        eng_field *f = args[p].field;
+        if (!f)
+            return eng_fail(ctx, ENG_EINVAL, "kernel '%s': no field for parameter '%s'", k->fn->name, q->name);
+        int comps = eng_field_components(f);
+        if ((q->type == ENG_P_FIELD_VEC3) != (comps == 3))
+            return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is a field of %s but field '%s' holds %s",
+                            k->fn->name, q->name, q->type == ENG_P_FIELD_VEC3 ? "vec3" : "f32",
+                            eng_field_info(f)->name, comps == 3 ? "vec3" : "f32");
+        const ir_field_info *info = eng_field_ir_info(f);
+        if (!info)
+            return eng_fail(ctx, ENG_EINTERNAL, "field '%s': %s", eng_field_info(f)->name, ctx->err);
+        if (info->dim != q->dim)
+            return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is %d-dimensional but field '%s' is %d-dimensional",
+                            k->fn->name, q->name, q->dim, eng_field_info(f)->name, info->dim);
+        infos[nf] = *info;
+        ids[nf++] = (uint32_t)eng_field_id(f);
+    }
+    eng_spec *s = NULL;
+    for (uint32_t i = 0; i < k->nspecs && !s; i++)
+        if (k->specs[i].nfields == nf && !memcmp(k->specs[i].fields, infos, nf * sizeof *infos))
+            s = &k->specs[i];
+    if (!s && (rc = make_spec(ctx, k, infos, nf, &s)) != ENG_OK)
+        return rc;
+    eng_binding *b;
+    if ((rc = bind(ctx, k, s, ids, &b)) != ENG_OK)
+        return rc;
+    uint64_t slots[4 * ENG_MAX_PARAMS + 16];
+    if (s->nargs > sizeof slots / sizeof *slots)
+        return eng_fail(ctx, ENG_EINVAL, "kernel '%s': too many scalar arguments", k->fn->name);
+    memset(slots, 0, sizeof slots);
+    if ((rc = pack_args(ctx, k, s, args, slots)) != ENG_OK)
+        return rc;
+    for (uint32_t t = 0; t < b->ntasks; t++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s#%u", k->fn->name, t);
+        int src = sfg_launch(ctx->queue, b->irs[t], slots, s->nargs * sizeof *slots, name);
+        if (src != SFG_OK)
+            return eng_queue_error(ctx, src);
+    }
+    return ENG_OK;
+}

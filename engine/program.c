@@ -1,0 +1,123 @@
+/* Programs: kernel-language source compiled by the front end, and the parameter lists the
+ * plugin turns into node parameters and ports. */
+#include "engine/engine_internal.h"
+#include "engine/kernel_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int param_type(pk_type t)
+{
+    if (t.kind == PK_T_FIELD) {
+        if (t.elem == PK_T_F32)
+            return ENG_P_FIELD_F32;
+        if (t.elem == PK_T_VEC3)
+            return ENG_P_FIELD_VEC3;
+        return ENG_P_OTHER;
+    }
+    switch (t.kind) {
+    case PK_T_BOOL: return ENG_P_BOOL;
+    case PK_T_I32: return ENG_P_I32;
+    case PK_T_F32: return ENG_P_F32;
+    case PK_T_VEC3: return ENG_P_VEC3;
+    case PK_T_IVEC3: return ENG_P_IVEC3;
+    default: return ENG_P_OTHER;
+    }
+}
+
+static void program_free(eng_program *p)
+{
+    if (!p)
+        return;
+    for (uint32_t i = 0; i < p->nkernels; i++)
+        eng_kernel_release(&p->kernels[i]);
+    free(p->kernels);
+    pk_result_free(p->result);
+    free(p);
+}
+
+void eng_programs_free(eng_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->nprograms; i++)
+        program_free(ctx->programs[i]);
+    free(ctx->programs);
+    ctx->programs = NULL;
+    ctx->nprograms = 0;
+}
+
+int eng_program_compile(eng_context *ctx, const char *file, const char *src, size_t len,
+                        eng_program **out)
+{
+    *out = NULL;
+    pk_result *r = pk_compile(file, src, len, NULL);
+    if (!r)
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory compiling %s", file ? file : "<input>");
+    if (!pk_result_ok(r)) {
+        /* Keep the whole rendered text: file:line:col, the line and a caret per error. */
+        eng_fail(ctx, ENG_ECOMPILE, "%s", pk_result_text(r));
+        size_t n = strlen(ctx->err);
+        while (n && ctx->err[n - 1] == '\n')
+            ctx->err[--n] = 0;
+        pk_result_free(r);
+        return ENG_ECOMPILE;
+    }
+    const pk_program *prog = pk_result_program(r);
+    eng_program *p = calloc(1, sizeof *p);
+    eng_program **grown = realloc(ctx->programs, (ctx->nprograms + 1) * sizeof *grown);
+    if (grown)
+        ctx->programs = grown;
+    if (!p || !grown || (prog->nkernels && !(p->kernels = calloc(prog->nkernels, sizeof *p->kernels)))) {
+        free(p);
+        pk_result_free(r);
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory compiling %s", file ? file : "<input>");
+    }
+    p->result = r;
+    p->prog = prog;
+    p->nkernels = prog->nkernels;
+    for (uint32_t i = 0; i < prog->nkernels; i++) {
+        eng_kernel *k = &p->kernels[i];
+        const pk_func *fn = prog->kernels[i];
+        k->ctx = ctx;
+        k->program = p;
+        k->fn = fn;
+        k->nparams = fn->nparams < ENG_MAX_PARAMS ? fn->nparams : ENG_MAX_PARAMS;
+        for (uint32_t j = 0; j < k->nparams; j++) {
+            const pk_var *v = fn->params[j];
+            eng_param *q = &k->params[j];
+            q->name = v->name;
+            q->type = param_type(v->type);
+            q->dim = v->type.kind == PK_T_FIELD ? v->type.dim : 0;
+            q->access = 0;
+            if (v->field_access & (PK_ACCESS_READ | PK_ACCESS_ITERATE))
+                q->access |= ENG_ACCESS_READ;
+            if (v->field_access & (PK_ACCESS_WRITE | PK_ACCESS_ATOMIC | PK_ACCESS_ACTIVATE |
+                                   PK_ACCESS_DEACTIVATE))
+                q->access |= ENG_ACCESS_WRITE;
+            /* Atomic updates read the old value too. */
+            if (v->field_access & PK_ACCESS_ATOMIC)
+                q->access |= ENG_ACCESS_READ;
+        }
+    }
+    ctx->programs[ctx->nprograms++] = p;
+    *out = p;
+    return ENG_OK;
+}
+
+uint32_t eng_program_kernel_count(const eng_program *p) { return p ? p->nkernels : 0; }
+eng_kernel *eng_program_kernel(eng_program *p, uint32_t i)
+{
+    return p && i < p->nkernels ? &p->kernels[i] : NULL;
+}
+eng_kernel *eng_program_find(eng_program *p, const char *name)
+{
+    for (uint32_t i = 0; p && name && i < p->nkernels; i++)
+        if (!strcmp(p->kernels[i].fn->name, name))
+            return &p->kernels[i];
+    return NULL;
+}
+const char *eng_kernel_name(const eng_kernel *k) { return k->fn->name; }
+uint32_t eng_kernel_param_count(const eng_kernel *k) { return k->nparams; }
+const eng_param *eng_kernel_param(const eng_kernel *k, uint32_t i)
+{
+    return i < k->nparams ? &k->params[i] : NULL;
+}

@@ -1,0 +1,201 @@
+/* The kernels' runtime of a context: CPU pool, JIT, SFG bank and queue; sync, flush, modes,
+ * counters, and the hooks that keep host access to fields ordered with queued tasks. */
+#define _GNU_SOURCE
+#include "engine/engine_internal.h"
+#include "engine/passes/passes.h"
+#include "sparse/bitcode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sfg_options queue_options(const eng_mode *m)
+{
+    sfg_options o;
+    memset(&o, 0, sizeof o);
+    o.eager = m->eager;
+    o.flush_every = m->flush_every;
+    o.disabled_passes = m->disabled_passes;
+    return o;
+}
+
+int eng_runtime_ready(eng_context *ctx)
+{
+    if (ctx->runtime_ready)
+        return ENG_OK;
+    char err[512];
+    if (cpu_pool_create(ctx->threads, &ctx->pool, err, sizeof err) != 0)
+        return eng_fail(ctx, ENG_EINTERNAL, "cannot start the CPU threads: %s", err);
+    jit_config jc = jit_config_default();
+    jc.runtime_bc = plm_runtime_bc_x86_64;
+    jc.runtime_bc_size = plm_runtime_bc_x86_64_size;
+    /* Compiles overlap with nothing else on the context thread: one compile thread per core. */
+    jc.compile_threads = ctx->threads;
+    if (jit_create(&jc, &ctx->jit, err, sizeof err) != 0) {
+        eng_runtime_free(ctx);
+        return eng_fail(ctx, ENG_EINTERNAL, "cannot start the JIT: %s", err);
+    }
+    sfg_ir_ops ops = passes_sfg_ops();
+    ctx->bank = sfg_bank_create(&ops);
+    sfg_options o = queue_options(&ctx->mode);
+    ctx->queue = ctx->bank ? sfg_queue_create(ctx->bank, eng_exec_batch, ctx, &o) : NULL;
+    if (!ctx->queue) {
+        eng_runtime_free(ctx);
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    ctx->runtime_ready = 1;
+    return ENG_OK;
+}
+
+void eng_runtime_free(eng_context *ctx)
+{
+    sfg_queue_destroy(ctx->queue);
+    sfg_bank_destroy(ctx->bank);
+    code_cache_free(&ctx->codes);
+    jit_destroy(ctx->jit);
+    cpu_pool_destroy(ctx->pool);
+    ctx->queue = NULL;
+    ctx->bank = NULL;
+    ctx->jit = NULL;
+    ctx->pool = NULL;
+    ctx->runtime_ready = 0;
+}
+
+int eng_queue_error(eng_context *ctx, int code)
+{
+    /* The executor already wrote the engine's message; keep it. */
+    if (code == SFG_EEXEC)
+        return ctx->exec_rc ? ctx->exec_rc : ENG_EINTERNAL;
+    return eng_fail(ctx, code == SFG_ENOMEM ? ENG_ENOMEM : ENG_EINTERNAL, "task queue: %s",
+                    sfg_error(ctx->queue));
+}
+
+int eng_check_runtime_errors(eng_context *ctx)
+{
+    for (int i = 0; i < ctx->nfields; i++) {
+        plm_tree *t = eng_field_tree(ctx->fields[i]);
+        char msg[512];
+        if (plm_tree_check_error(t, msg, sizeof msg) != 0) {
+            int budget = strstr(msg, "budget") != NULL;
+            return eng_fail(ctx, budget ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s",
+                            eng_field_info(ctx->fields[i])->name, msg);
+        }
+    }
+    return ENG_OK;
+}
+
+int eng_flush(eng_context *ctx)
+{
+    if (!ctx->runtime_ready || ctx->in_exec)
+        return ENG_OK;
+    ctx->in_exec = 1;
+    int rc = sfg_flush(ctx->queue);
+    ctx->in_exec = 0;
+    return rc == SFG_OK ? ENG_OK : eng_queue_error(ctx, rc);
+}
+
+int eng_sync(eng_context *ctx)
+{
+    if (!ctx->runtime_ready || ctx->in_exec)
+        return ENG_OK;
+    ctx->in_exec = 1;
+    int rc = sfg_sync(ctx->queue);
+    ctx->in_exec = 0;
+    return rc == SFG_OK ? ENG_OK : eng_queue_error(ctx, rc);
+}
+
+int eng_set_mode(eng_context *ctx, const eng_mode *mode)
+{
+    int rc = eng_sync(ctx);
+    if (rc)
+        return rc;
+    ctx->mode = *mode;
+    if (!ctx->runtime_ready)
+        return ENG_OK;
+    /* A queue's options are fixed at creation: a new queue over the same bank (its IR and
+     * cached pass results stay), starting from what the host knows. */
+    sfg_options o = queue_options(mode);
+    sfg_queue *q = sfg_queue_create(ctx->bank, eng_exec_batch, ctx, &o);
+    if (!q)
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    /* Keep the counters across modes: they describe the context's work. */
+    const sfg_stats *old = sfg_get_stats(ctx->queue);
+    ctx->stats_base.tasks_launched += old->tasks_launched;
+    for (int t = 0; t < 7 && t < SFG_TASK_TYPE_COUNT; t++)
+        ctx->stats_base.launched_by_type[t] += old->launched[t];
+    ctx->stats_base.listgens += old->listgens;
+    ctx->stats_base.tasks_enqueued += old->tasks_enqueued;
+    ctx->stats_base.tasks_fused += old->tasks_fused;
+    ctx->stats_base.activations_demoted += old->activations_demoted;
+    ctx->stats_base.listgens_removed += old->listgens_removed;
+    ctx->stats_base.stores_eliminated += old->stores_eliminated;
+    ctx->stats_base.tasks_eliminated += old->tasks_eliminated;
+    ctx->stats_base.flushes += old->flushes;
+    ctx->stats_base.optimizer_s += old->optimizer_s;
+    sfg_queue_destroy(ctx->queue);
+    ctx->queue = q;
+    return ENG_OK;
+}
+
+void eng_get_stats(eng_context *ctx, eng_stats *out)
+{
+    *out = ctx->stats_base;
+    out->compile_s = ctx->stats.compile_s;
+    out->backend_s = ctx->stats.backend_s;
+    out->frontend_s = ctx->stats.frontend_s;
+    if (!ctx->runtime_ready)
+        return;
+    const sfg_stats *s = sfg_get_stats(ctx->queue);
+    out->tasks_launched += s->tasks_launched;
+    for (int t = 0; t < 7 && t < SFG_TASK_TYPE_COUNT; t++)
+        out->launched_by_type[t] += s->launched[t];
+    out->listgens += s->listgens;
+    out->tasks_enqueued += s->tasks_enqueued;
+    out->tasks_fused += s->tasks_fused;
+    out->activations_demoted += s->activations_demoted;
+    out->listgens_removed += s->listgens_removed;
+    out->stores_eliminated += s->stores_eliminated;
+    out->tasks_eliminated += s->tasks_eliminated;
+    out->flushes += s->flushes;
+    out->optimizer_s += s->optimizer_s;
+    jit_stats js;
+    jit_get_stats(ctx->jit, &js);
+    out->tasks_compiled = js.tasks_compiled - ctx->jit_base.tasks_compiled;
+    out->instructions = js.instructions - ctx->jit_base.instructions;
+    out->compile_s = js.compile_s - ctx->jit_base.compile_s;
+}
+
+void eng_reset_stats(eng_context *ctx)
+{
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    memset(&ctx->stats_base, 0, sizeof ctx->stats_base);
+    if (!ctx->runtime_ready)
+        return;
+    sfg_reset_stats(ctx->queue);
+    jit_get_stats(ctx->jit, &ctx->jit_base);
+}
+
+int eng_host_read(eng_context *ctx) { return eng_sync(ctx); }
+
+int eng_host_write(eng_context *ctx, eng_field *f)
+{
+    int rc = eng_sync(ctx);
+    if (rc || !ctx->runtime_ready || ctx->in_exec)
+        return rc;
+    /* Every state of the field may change: its values and each level's mask, list and
+     * allocator (ids as engine/sfg/sfg_ir_meta.h names them). */
+    const ir_field_info *info = eng_field_ir_info(f);
+    uint32_t id = (uint32_t)eng_field_id(f);
+    sfg_state st[1 + 3 * IR_MAX_LEVELS];
+    uint32_t n = 0;
+    st[n++] = SFG_STATE(SFG_VALUE, id);
+    for (uint32_t l = 1; info && l < info->nlevels; l++) {
+        uint32_t sn = id * 16 + l;
+        st[n++] = SFG_STATE(SFG_MASK, sn);
+        st[n++] = SFG_STATE(SFG_LIST, sn);
+        st[n++] = SFG_STATE(SFG_ALLOC, sn);
+    }
+    if (sfg_host_write(ctx->queue, st, n) != SFG_OK)
+        return eng_queue_error(ctx, SFG_EINVAL);
+    return ENG_OK;
+}
