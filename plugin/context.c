@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "plugin/handles.h"
 #include "plugin/plugin.h"
+#include "engine/kernel.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -71,6 +72,7 @@ plume_status pl_from_engine(pl_context *ctx, int rc)
     case ENG_EEXIST: st = PLUME_ERR_INVALID_ARGUMENT; break;
     case ENG_ETYPE: st = PLUME_ERR_TYPE_MISMATCH; break;
     case ENG_ENOMEM: st = PLUME_ERR_MEMORY_BUDGET; break;
+    case ENG_ECOMPILE: st = PLUME_ERR_COMPILE; break;
     default: st = PLUME_ERR_INTERNAL; break;
     }
     return pl_fail(ctx, st, "%s", eng_error(ctx->eng));
@@ -136,6 +138,10 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
         free(ctx);
         return pl_fail(NULL, PLUME_ERR_INTERNAL, "context_create: out of host memory");
     }
+    /* The queue's mode: the engine's passes use the ABI's bit order (PLUME_PASS_* = SFG_PASS_*). */
+    eng_mode em = {opts.mode == PLUME_MODE_EAGER, opts.disabled_passes & 0xfu,
+                   opts.flush_every ? opts.flush_every : PL_DEFAULT_FLUSH_EVERY};
+    eng_set_mode(ctx->eng, &em);
     ctx->device = PLUME_DEVICE_CPU;
     snprintf(ctx->device_name, sizeof ctx->device_name, "CPU (%d threads)", eng_threads(ctx->eng));
     if (opts.device == PLUME_DEVICE_AUTO) {
@@ -207,6 +213,10 @@ plume_status pl_field_stat(plume_context *handle, const char *name, plume_field_
     eng_field *f = eng_field_find(ctx->eng, name);
     if (!f)
         return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "field_stat: no field named '%s'", name ? name : "(null)");
+    /* A statistic is a sync point: queued tasks run now, and their errors are reported here. */
+    int rc = eng_sync(ctx->eng);
+    if (rc)
+        return pl_from_engine(ctx, rc);
     if (stat == PLUME_STAT_ACTIVE_VOXELS) {
         *out = (double)eng_field_active_voxels(f);
         return PLUME_OK;
@@ -260,8 +270,7 @@ plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t c
 plume_status pl_sync(plume_context *handle)
 {
     GET_CTX(ctx, handle);
-    (void)ctx; /* nothing is queued until the kernel engine exists */
-    return PLUME_OK;
+    return pl_from_engine(ctx, eng_sync(ctx->eng));
 }
 
 plume_status pl_get_stats(plume_context *handle, plume_stats *out)
@@ -271,6 +280,21 @@ plume_status pl_get_stats(plume_context *handle, plume_stats *out)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "get_stats: out is NULL or has no struct_size");
     plume_stats s = ctx->stats;
     s.memory_bytes = eng_memory_bytes(ctx->eng);
+    eng_stats es;
+    eng_get_stats(ctx->eng, &es);
+    s.tasks_launched = es.tasks_launched;
+    s.tasks_launched_serial = es.launched_by_type[0];
+    s.tasks_launched_range_for = es.launched_by_type[1];
+    s.tasks_launched_struct_for = es.launched_by_type[2];
+    s.listgens = es.listgens;
+    s.tasks_compiled = es.tasks_compiled;
+    s.instructions = es.instructions;
+    s.fused_tasks = es.tasks_fused;
+    s.eliminated_stores = es.stores_eliminated;
+    s.eliminated_tasks = es.tasks_eliminated;
+    s.backend_s = es.backend_s;
+    s.optimizer_s = es.optimizer_s;
+    s.compile_s = es.compile_s;
     uint32_t keep = out->struct_size;
     size_t n = keep < sizeof s ? keep : sizeof s;
     memcpy(out, &s, n);

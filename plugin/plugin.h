@@ -4,6 +4,9 @@
 #define PLUME_PLUGIN_INTERNAL_H
 
 #include "engine/engine.h"
+
+/* Tasks queued before the optimizer runs on its own (plume_context_options.flush_every = 0). */
+#define PL_DEFAULT_FLUSH_EVERY 1024
 #include "plume/plume.h"
 
 #include <stdint.h>
