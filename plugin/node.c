@@ -136,6 +136,31 @@ static int lookup_param(pl_node *n, const char *id, plume_param_type want, const
     return i;
 }
 
+static plume_status changed(pl_node *n, int i)
+{
+    return n->type->param_changed ? n->type->param_changed(n, (uint32_t)i) : PLUME_OK;
+}
+
+plume_status pl_node_set_ports(pl_node *n, const plume_port_desc *ports, uint32_t count)
+{
+    char **b = calloc(count ? count : 1, sizeof *b);
+    if (!b)
+        return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < n->nports; j++)
+            if (n->bindings[j] && !strcmp(ports[i].id, n->ports[j].id)) {
+                b[i] = n->bindings[j];
+                n->bindings[j] = NULL;
+            }
+    for (uint32_t j = 0; j < n->nports; j++)
+        free(n->bindings[j]);
+    free(n->bindings);
+    n->bindings = b;
+    n->ports = ports;
+    n->nports = count;
+    return PLUME_OK;
+}
+
 static plume_status check_range(pl_node *n, const plume_param_desc *p, double v)
 {
     if (!isfinite(v))
@@ -152,43 +177,60 @@ plume_status pl_node_set_bool(plume_node *handle, const char *param, int32_t v)
 {
     GET_NODE(n, handle);
     plume_status st;
+    if (param_index(n, param) < 0 && n->type->set_extra) {
+        double d[3] = {v ? 1 : 0, 0, 0};
+        return n->type->set_extra(n, param, PLUME_PARAM_BOOL, d, NULL);
+    }
     int i = lookup_param(n, param, PLUME_PARAM_BOOL, "set_bool", &st);
     if (i < 0)
         return st;
     n->values[i].num = v ? 1 : 0;
-    return PLUME_OK;
+    return changed(n, i);
 }
 
 plume_status pl_node_set_int(plume_node *handle, const char *param, int64_t v)
 {
     GET_NODE(n, handle);
     plume_status st;
+    if (param_index(n, param) < 0 && n->type->set_extra) {
+        double d[3] = {(double)v, 0, 0};
+        return n->type->set_extra(n, param, PLUME_PARAM_INT, d, NULL);
+    }
     int i = lookup_param(n, param, PLUME_PARAM_INT, "set_int", &st);
     if (i < 0)
         return st;
     if ((st = check_range(n, &n->type->desc.params[i], (double)v)) != PLUME_OK)
         return st;
     n->values[i].num = (double)v;
-    return PLUME_OK;
+    return changed(n, i);
 }
 
 plume_status pl_node_set_float(plume_node *handle, const char *param, double v)
 {
     GET_NODE(n, handle);
     plume_status st;
+    if (param_index(n, param) < 0 && n->type->set_extra) {
+        double d[3] = {v, 0, 0};
+        return n->type->set_extra(n, param, PLUME_PARAM_FLOAT, d, NULL);
+    }
     int i = lookup_param(n, param, PLUME_PARAM_FLOAT, "set_float", &st);
     if (i < 0)
         return st;
     if ((st = check_range(n, &n->type->desc.params[i], v)) != PLUME_OK)
         return st;
     n->values[i].num = v;
-    return PLUME_OK;
+    return changed(n, i);
 }
 
 plume_status pl_node_set_vec3(plume_node *handle, const char *param, const double v[3])
 {
     GET_NODE(n, handle);
     plume_status st;
+    if (param_index(n, param) < 0 && n->type->set_extra) {
+        if (!v)
+            return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node '%s': set_vec3 of '%s' with NULL", n->name, param);
+        return n->type->set_extra(n, param, PLUME_PARAM_VEC3, v, NULL);
+    }
     int i = lookup_param(n, param, PLUME_PARAM_VEC3, "set_vec3", &st);
     if (i < 0)
         return st;
@@ -199,13 +241,18 @@ plume_status pl_node_set_vec3(plume_node *handle, const char *param, const doubl
         if ((st = check_range(n, &n->type->desc.params[i], v[c])) != PLUME_OK)
             return st;
     memcpy(n->values[i].vec, v, sizeof n->values[i].vec);
-    return PLUME_OK;
+    return changed(n, i);
 }
 
 plume_status pl_node_set_string(plume_node *handle, const char *param, const char *v)
 {
     GET_NODE(n, handle);
     plume_status st;
+    if (param_index(n, param) < 0 && n->type->set_extra) {
+        if (!v)
+            return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node '%s': set_string of '%s' with NULL", n->name, param);
+        return n->type->set_extra(n, param, PLUME_PARAM_STRING, NULL, v);
+    }
     int i = lookup_param(n, param, PLUME_PARAM_STRING, "set_string", &st);
     if (i < 0)
         return st;
@@ -226,7 +273,7 @@ plume_status pl_node_set_string(plume_node *handle, const char *param, const cha
         return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
     free(n->values[i].str);
     n->values[i].str = copy;
-    return PLUME_OK;
+    return changed(n, i);
 }
 
 plume_status pl_node_bind(plume_node *handle, const char *port, const char *field)

@@ -28,7 +28,18 @@ typedef struct pl_node_type {
     plume_node_desc desc;
     /* Enqueue (or do) the node's work; returns a plume_status, after pl_fail on error. */
     plume_status (*cook)(pl_node *node, pl_cook_env *env);
+    /* Optional: called after parameter `index` got a new value (the kernel node compiles its
+     * code here, so errors show where the TD sets the code). An error keeps the new value. */
+    plume_status (*param_changed)(pl_node *node, uint32_t index);
+    /* Optional: a setter for a parameter the type does not declare (the kernel node's scalar
+     * parameters come from its code). num has 3 entries (bool/int/float use num[0]). */
+    plume_status (*set_extra)(pl_node *node, const char *id, plume_param_type type,
+                              const double *num, const char *str);
 } pl_node_type;
+
+/* Replaces an instance's ports (the type's static ones unless set): bindings of ports whose id
+ * stays are kept. `ports` must outlive the node or the next call. */
+plume_status pl_node_set_ports(pl_node *n, const plume_port_desc *ports, uint32_t count);
 
 /* A parameter's current value; which member counts follows the parameter's type. */
 typedef struct pl_value {

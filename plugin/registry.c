@@ -6,11 +6,13 @@
 extern const pl_node_type pl_node_source_sphere;
 extern const pl_node_type pl_node_vdb_import;
 extern const pl_node_type pl_node_vdb_export;
+extern const pl_node_type pl_node_kernel;
 
 static const pl_node_type *const types[] = {
     &pl_node_source_sphere,
     &pl_node_vdb_import,
     &pl_node_vdb_export,
+    &pl_node_kernel,
 };
 
 uint32_t pl_registry_count(void) { return (uint32_t)(sizeof types / sizeof types[0]); }

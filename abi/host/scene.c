@@ -284,9 +284,29 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
                      const char *out_dir, char *err, size_t n)
 {
     const plume_param_desc *p = find_param(nd, key);
-    if (!p)
-        return fail(sc, err, n, jp, "node type %s has no parameter '%s' (see `plume nodes`)", nd->id, key);
     plume_status st = PLUME_OK;
+    if (!p) {
+        /* Not declared by the type: a parameter the instance adds (a kernel node's scalars,
+         * known once its code is set); the JSON value picks the setter. */
+        double vec[3];
+        if (json_is_boolean(v))
+            st = api->node_set_bool(node, key, json_is_true(v));
+        else if (json_is_integer(v))
+            st = api->node_set_int(node, key, (int64_t)json_integer_value(v));
+        else if (json_is_number(v))
+            st = api->node_set_float(node, key, json_number_value(v));
+        else if (json_is_array(v) && !vec3_of(v, vec))
+            st = api->node_set_vec3(node, key, vec);
+        else if (json_is_string(v))
+            st = api->node_set_string(node, key, json_string_value(v));
+        else
+            return fail(sc, err, n, jp, "node type %s has no parameter '%s' (see `plume nodes`)", nd->id, key);
+        if (st == PLUME_ERR_NOT_FOUND)
+            return fail(sc, err, n, jp, "%s (see `plume nodes`)", api->last_error(ctx));
+        if (st != PLUME_OK)
+            return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+        return 0;
+    }
     switch (p->type) {
     case PLUME_PARAM_BOOL:
         if (!json_is_boolean(v))
@@ -322,6 +342,9 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             char *text = read_text_file(full);
             if (!text)
                 return fail(sc, err, n, jp, "cannot read kernel file %s", full);
+            /* Compile errors then cite the file (file:line:col), not the node. */
+            if (find_param(nd, "source_name"))
+                api->node_set_string(node, "source_name", full);
             st = api->node_set_string(node, key, text);
             free(text);
             break;
@@ -414,11 +437,16 @@ static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, 
             return fail(sc, err, n, jp, "'params' must be an object");
         const char *key;
         json_t *v;
-        json_object_foreach(params, key, v) {
-            char pp[256];
-            snprintf(pp, sizeof pp, "%s.params.%s", jp, key);
-            if (set_param(sc, api, ctx, node, nd, key, v, pp, out_dir, err, n))
-                return -1;
+        /* Declared parameters first: they may add the others (a kernel node's code). */
+        for (int declared = 1; declared >= 0; declared--) {
+            json_object_foreach(params, key, v) {
+                if ((find_param(nd, key) != NULL) != declared)
+                    continue;
+                char pp[256];
+                snprintf(pp, sizeof pp, "%s.params.%s", jp, key);
+                if (set_param(sc, api, ctx, node, nd, key, v, pp, out_dir, err, n))
+                    return -1;
+            }
         }
         if (default_outputs(sc, api, ctx, node, nd, params, out_dir, jp, err, n))
             return -1;

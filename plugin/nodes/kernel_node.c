@@ -1,0 +1,213 @@
+/* org.plume.kernel: the generic kernel node. A TD writes kernels in Plume's language; the node
+ * runs one of them per cook. Its ports are the kernel's field parameters (bound by default to
+ * fields of the same name) and its extra parameters are the kernel's scalar parameters, set by
+ * name with the typed setters. Scalars named dt, time and frame that the host never set take
+ * the cook's values, so a kernel can integrate in time without wiring. */
+#include "engine/kernel.h"
+#include "plugin/nodes/node_util.h"
+#include "plugin/plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const plume_param_desc params[] = {
+    PARAM_CODE("code", "Code", "Kernel-language source (docs/language.md): one or more kernels.", ""),
+    PARAM_STRING("kernel", "Kernel", "Which kernel of the code to run; empty: the first one.", ""),
+    PARAM_STRING("source_name", "Source Name",
+                 "The file name compile errors cite (file:line:col); empty: the node's name.", ""),
+};
+enum { P_CODE = 0, P_KERNEL = 1, P_SOURCE_NAME = 2 };
+
+typedef struct scalar_value {
+    double v[3];
+    int set; /* the host set it: dt/time/frame defaults no longer apply */
+} scalar_value;
+
+typedef struct kernel_state {
+    eng_kernel *kernel;     /* NULL until the code compiles */
+    char *error;            /* the compile error, reported again at cook */
+    plume_port_desc *ports; /* one per field parameter */
+    char **labels;
+    scalar_value *values;   /* one per kernel parameter */
+    uint32_t nparams;
+} kernel_state;
+
+static void state_clear(kernel_state *s)
+{
+    free(s->error);
+    free(s->ports);
+    if (s->labels)
+        for (uint32_t i = 0; i < s->nparams; i++)
+            free(s->labels[i]);
+    free(s->labels);
+    free(s->values);
+    memset(s, 0, sizeof *s);
+}
+
+static void state_free(void *p)
+{
+    if (!p)
+        return;
+    state_clear(p);
+    free(p);
+}
+
+static kernel_state *state_of(pl_node *n)
+{
+    if (!n->state) {
+        n->state = calloc(1, sizeof(kernel_state));
+        n->free_state = state_free;
+    }
+    return n->state;
+}
+
+static plume_status compile(pl_node *n)
+{
+    kernel_state *s = state_of(n);
+    if (!s)
+        return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    /* Ports of the old kernel go first: the node keeps no binding to a parameter that left. */
+    plume_status st = pl_node_set_ports(n, NULL, 0);
+    state_clear(s);
+    if (st != PLUME_OK)
+        return st;
+    const char *code = n->values[P_CODE].str;
+    if (!code[0])
+        return PLUME_OK; /* nothing to compile yet: the cook says so */
+    const char *file = n->values[P_SOURCE_NAME].str[0] ? n->values[P_SOURCE_NAME].str : n->name;
+    eng_program *prog = NULL;
+    int rc = eng_program_compile(n->ctx->eng, file, code, strlen(code), &prog);
+    eng_kernel *k = NULL;
+    if (rc == 0) {
+        const char *want = n->values[P_KERNEL].str;
+        k = want[0] ? eng_program_find(prog, want) : eng_program_kernel(prog, 0);
+        if (!k && want[0])
+            pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s has no kernel named '%s'", n->name,
+                    file, want);
+        else if (!k)
+            pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s defines no kernel", n->name, file);
+        st = k ? PLUME_OK : PLUME_ERR_NOT_FOUND;
+    } else {
+        st = pl_from_engine(n->ctx, rc);
+    }
+    if (st != PLUME_OK) {
+        s->error = strdup(n->ctx->err);
+        return st;
+    }
+    uint32_t np = eng_kernel_param_count(k), nports = 0;
+    s->values = calloc(np ? np : 1, sizeof *s->values);
+    s->ports = calloc(np ? np : 1, sizeof *s->ports);
+    s->labels = calloc(np ? np : 1, sizeof *s->labels);
+    s->nparams = np;
+    if (!s->values || !s->ports || !s->labels)
+        return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    for (uint32_t i = 0; i < np; i++) {
+        const eng_param *q = eng_kernel_param(k, i);
+        if (q->type != ENG_P_FIELD_F32 && q->type != ENG_P_FIELD_VEC3)
+            continue;
+        plume_port_desc *p = &s->ports[nports++];
+        p->struct_size = sizeof *p;
+        p->id = q->name;
+        p->label = q->name;
+        p->help = "A field parameter of the kernel.";
+        p->value_type = q->type == ENG_P_FIELD_VEC3 ? PLUME_VALUE_VEC3 : PLUME_VALUE_F32;
+        p->direction = (q->access & ENG_ACCESS_WRITE)
+                           ? ((q->access & ENG_ACCESS_READ) ? PLUME_PORT_INOUT : PLUME_PORT_OUT)
+                           : PLUME_PORT_IN;
+        p->default_field = q->name;
+        p->optional = 0;
+    }
+    s->kernel = k;
+    return pl_node_set_ports(n, s->ports, nports);
+}
+
+static plume_status param_changed(pl_node *n, uint32_t index)
+{
+    (void)index; /* each of the three parameters changes what is compiled */
+    return compile(n);
+}
+
+static plume_status set_extra(pl_node *n, const char *id, plume_param_type type, const double *num,
+                              const char *str)
+{
+    (void)str;
+    kernel_state *s = state_of(n);
+    if (!s || !s->kernel)
+        return pl_fail(n->ctx, PLUME_ERR_NOT_FOUND,
+                       "node '%s' has no parameter '%s' (its code %s)", n->name, id ? id : "(null)",
+                       s && s->error ? "does not compile" : "is not set yet: set 'code' first");
+    for (uint32_t i = 0; id && i < s->nparams; i++) {
+        const eng_param *q = eng_kernel_param(s->kernel, i);
+        if (strcmp(q->name, id))
+            continue;
+        int ok = (q->type == ENG_P_BOOL && (type == PLUME_PARAM_BOOL || type == PLUME_PARAM_INT)) ||
+                 (q->type == ENG_P_I32 && type == PLUME_PARAM_INT) ||
+                 (q->type == ENG_P_F32 && (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT)) ||
+                 ((q->type == ENG_P_VEC3 || q->type == ENG_P_IVEC3) && type == PLUME_PARAM_VEC3);
+        if (!ok)
+            return pl_fail(n->ctx, PLUME_ERR_TYPE_MISMATCH,
+                           "node '%s': kernel parameter '%s' cannot be set by this setter", n->name, id);
+        int c = type == PLUME_PARAM_VEC3 ? 3 : 1;
+        for (int k = 0; k < c; k++)
+            s->values[i].v[k] = num[k];
+        s->values[i].set = 1;
+        return PLUME_OK;
+    }
+    return pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': kernel '%s' has no parameter '%s'",
+                   n->name, eng_kernel_name(s->kernel), id ? id : "(null)");
+}
+
+static plume_status cook(pl_node *n, pl_cook_env *env)
+{
+    kernel_state *s = state_of(n);
+    if (!s || !s->kernel) {
+        if (s && s->error)
+            return pl_fail(env->ctx, PLUME_ERR_COMPILE, "%s", s->error);
+        return pl_fail(env->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': its 'code' parameter is empty",
+                       n->name);
+    }
+    eng_arg args[64];
+    uint32_t np = s->nparams < 64 ? s->nparams : 64, port = 0;
+    memset(args, 0, sizeof args);
+    for (uint32_t i = 0; i < np; i++) {
+        const eng_param *q = eng_kernel_param(s->kernel, i);
+        if (q->type == ENG_P_FIELD_F32 || q->type == ENG_P_FIELD_VEC3) {
+            args[i].field = env->port_fields[port++];
+            continue;
+        }
+        double v[3] = {s->values[i].v[0], s->values[i].v[1], s->values[i].v[2]};
+        if (!s->values[i].set) {
+            if (!strcmp(q->name, "dt"))
+                v[0] = env->info->dt;
+            else if (!strcmp(q->name, "time"))
+                v[0] = env->info->time;
+            else if (!strcmp(q->name, "frame"))
+                v[0] = (double)env->info->frame;
+        }
+        for (int c = 0; c < 3; c++) {
+            args[i].f[c] = v[c];
+            args[i].i[c] = (int64_t)v[c];
+        }
+    }
+    int rc = eng_launch(env->ctx->eng, s->kernel, args, np);
+    return rc ? pl_from_engine(env->ctx, rc) : PLUME_OK;
+}
+
+const pl_node_type pl_node_kernel = {
+    .desc = {.struct_size = sizeof(plume_node_desc),
+             .id = "org.plume.kernel",
+             .label = "Kernel",
+             .category = "Kernel",
+             .help = "Runs a kernel written in Plume's language. Its field parameters become ports "
+                     "(bound by default to fields of the same name), its scalar parameters are set "
+                     "by name; unset scalars named dt, time and frame take the cook's values.",
+             .version = 1,
+             .param_count = COUNT(params),
+             .params = params,
+             .port_count = 0,
+             .ports = NULL},
+    .cook = cook,
+    .param_changed = param_changed,
+    .set_extra = set_extra,
+};
