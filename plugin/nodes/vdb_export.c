@@ -1,6 +1,7 @@
 /* org.plume.vdb.export: fields -> one .vdb per frame. */
 #include "plugin/nodes/node_util.h"
 #include "plugin/plugin.h"
+#include "engine/kernel.h"
 #include "plugin/vdb_bridge.h"
 
 #include <stdio.h>
@@ -35,6 +36,11 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     plm_vdb_grid *grids[4] = {NULL, NULL, NULL, NULL};
     int count = 0;
+    /* Export is a sync point: the frame's queued tasks run now and their errors (a memory
+     * budget) stop the export before any file is written. */
+    int rc = eng_sync(env->ctx->eng);
+    if (rc)
+        return pl_from_engine(env->ctx, rc);
     plume_status st = PLUME_OK;
     for (int p = 0; p < 4 && st == PLUME_OK; p++) {
         if (!env->port_fields[p])
