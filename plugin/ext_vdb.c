@@ -231,6 +231,8 @@ static plume_status render_vdb(plume_context *handle, const char *vdb_path, cons
 static const plume_ext_vdb ext_vdb = {sizeof ext_vdb, vdb_info_json, vdb_convert};
 static const plume_ext_render ext_render = {sizeof ext_render, render_vdb};
 
+extern const plume_ext_compile pl_ext_compile;
+
 const void *pl_get_extension(const char *id)
 {
     if (!id)
@@ -239,5 +241,7 @@ const void *pl_get_extension(const char *id)
         return &ext_vdb;
     if (!strcmp(id, PLUME_EXT_RENDER))
         return &ext_render;
+    if (!strcmp(id, PLUME_EXT_COMPILE))
+        return &pl_ext_compile;
     return NULL;
 }

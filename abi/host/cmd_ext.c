@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 static const void *need_ext(const char *cmd, host_plugin *p, const char *id)
 {
@@ -215,17 +217,148 @@ int cmd_render(int argc, char **argv, const cli_common *c)
     return rc;
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, k;
+    do {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *g = realloc(buf, cap);
+            if (!g) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = g;
+        }
+        k = fread(buf + n, 1, 4096, f);
+        n += k;
+    } while (k == 4096);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Writes text to path through a temporary name in the same folder, so a reader never sees
+ * half a listing. */
+static int write_atomic(const char *path, const char *text)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return -1;
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_compile(int argc, char **argv, const cli_common *c)
 {
-    (void)argv;
-    if (argc < 1) {
+    static const char usage[] =
+        "usage: plume compile FILE.pk [--kernel NAME] [--target cpu|ptx] "
+        "[--emit check|ast|ir|llvm|asm|ptx] [-o OUT]\n";
+    const char *file = NULL, *kernel = NULL, *out = NULL;
+    plume_emit emit = PLUME_EMIT_CHECK;
+    plume_device target = PLUME_DEVICE_CPU;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--kernel") && v) {
+            kernel = v;
+            i++;
+        } else if (!strcmp(a, "-o") && v) {
+            out = v;
+            i++;
+        } else if (!strcmp(a, "--target") && v) {
+            if (!strcmp(v, "cpu"))
+                target = PLUME_DEVICE_CPU;
+            else if (!strcmp(v, "ptx"))
+                target = PLUME_DEVICE_CUDA;
+            else {
+                cli_error("compile", "--target takes cpu or ptx, not '%s'", v);
+                return EXIT_USAGE;
+            }
+            i++;
+        } else if (!strcmp(a, "--emit") && v) {
+            static const char *const names[] = {"ir", "llvm", "asm", "ptx", "ast", "check"};
+            int found = -1;
+            for (int k = 0; k < 6; k++)
+                if (!strcmp(v, names[k]))
+                    found = k;
+            if (found < 0) {
+                cli_error("compile", "--emit takes check, ast, ir, llvm, asm or ptx, not '%s'", v);
+                return EXIT_USAGE;
+            }
+            emit = found;
+            i++;
+        } else if (a[0] == '-' || file) {
+            cli_error("compile", "unexpected argument '%s'", a);
+            fputs(usage, stderr);
+            return EXIT_USAGE;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) {
         cli_error("compile", "which file? (plume compile FILE.pk)");
+        fputs(usage, stderr);
         return EXIT_USAGE;
     }
-    host_plugin p;
-    if (cli_load("compile", c, &p))
+    if (emit == PLUME_EMIT_PTX)
+        target = PLUME_DEVICE_CUDA;
+    size_t len = 0;
+    char *src = slurp(file, &len);
+    if (!src) {
+        cli_error("compile", "cannot read %s: %s", file, strerror(errno));
         return EXIT_WORK;
-    need_ext("compile", &p, PLUME_EXT_COMPILE);
+    }
+    if (strlen(src) != len) {
+        cli_error("compile", "%s is not a text file (it holds a NUL byte)", file);
+        free(src);
+        return EXIT_WORK;
+    }
+    host_plugin p;
+    plume_context *ctx = NULL;
+    const void *e = NULL;
+    if (with_context("compile", c, &p, &ctx, PLUME_EXT_COMPILE, &e)) {
+        free(src);
+        return EXIT_WORK;
+    }
+    const plume_ext_compile *ext = e;
+    char *text = NULL;
+    int rc = 0;
+    if (ext->compile(ctx, file, src, kernel, target, emit, &text) != PLUME_OK) {
+        /* Diagnostics already carry file:line:col, the line and a caret. */
+        fprintf(stderr, "%s\n", p.api->last_error(ctx));
+        rc = EXIT_WORK;
+    } else if (out) {
+        if (write_atomic(out, text) != 0) {
+            cli_error("compile", "cannot write %s: %s", out, strerror(errno));
+            rc = EXIT_WORK;
+        }
+    } else {
+        fputs(text, stdout);
+    }
+    if (text)
+        p.api->free_string(text);
+    free(src);
+    p.api->context_destroy(ctx);
     host_plugin_unload(&p);
-    return EXIT_WORK;
+    return rc;
 }

@@ -53,5 +53,32 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] 
 expect 0 "" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --frames 2-2 --quiet
 [ ! -s "$tmp/err" ] || { echo "FAIL: --quiet printed: $(cat "$tmp/err")"; fails=$((fails+1)); }
 
+# plume compile: checking a kernel file lists its kernels; errors cite file:line:col.
+cat >"$tmp/k.pk" <<'EOF'
+kernel scale(field<f32> q, f32 s) {
+    for (I in q) {
+        q[I] = q[I] * s;
+    }
+}
+kernel clear(field<f32> q) {
+    for (I in q) {
+        q[I] = 0.0;
+    }
+}
+EOF
+expect 0 "" -- "$plume" compile "$tmp/k.pk"
+printf 'kernel scale(q: field<f32, 3>, s: f32)\nkernel clear(q: field<f32, 3>)\n' | cmp -s - "$tmp/out" \
+  || { echo "FAIL: compile check listing: $(cat "$tmp/out")"; fails=$((fails+1)); }
+expect 0 "" -- "$plume" compile "$tmp/k.pk" --emit ast -o "$tmp/ast.txt"
+grep -q "(kernel clear" "$tmp/ast.txt" && grep -q "(kernel scale" "$tmp/ast.txt" && [ ! -s "$tmp/out" ] \
+  || { echo "FAIL: compile --emit ast -o"; fails=$((fails+1)); }
+expect 1 "no kernel named 'nope'" -- "$plume" compile "$tmp/k.pk" --kernel nope
+printf 'kernel bad(field<f32> q) {\n    q[J] = 1.0;\n}\n' >"$tmp/bad.pk"
+expect 1 "bad.pk:2:7: error: unknown name 'J'" -- "$plume" compile "$tmp/bad.pk"
+grep -q '^      \^' "$tmp/err" || { echo "FAIL: compile error has no caret under column 7"; fails=$((fails+1)); }
+expect 1 "cannot read" -- "$plume" compile "$tmp/none.pk"
+expect 2 "which file?" -- "$plume" compile
+expect 2 "--emit takes" -- "$plume" compile "$tmp/k.pk" --emit bytecode
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 0
+#define PLUME_ABI_MINOR 1
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -402,7 +402,14 @@ typedef struct plume_ext_vdb {
 /* "plume.compile/1": the kernel author's compiler driver. */
 #define PLUME_EXT_COMPILE "plume.compile/1"
 typedef int32_t plume_emit;
-enum { PLUME_EMIT_IR = 0, PLUME_EMIT_LLVM = 1, PLUME_EMIT_ASM = 2, PLUME_EMIT_PTX = 3 };
+enum {
+    PLUME_EMIT_IR = 0,   /* the IR after each pass */
+    PLUME_EMIT_LLVM = 1, /* optimized LLVM IR of each task */
+    PLUME_EMIT_ASM = 2,  /* host assembly of each task */
+    PLUME_EMIT_PTX = 3,  /* PTX of each task */
+    PLUME_EMIT_AST = 4,  /* ABI 1.1: the checked program as S-expressions (docs/language.md) */
+    PLUME_EMIT_CHECK = 5 /* ABI 1.1: check only; *text lists the kernels and their parameters */
+};
 typedef struct plume_ext_compile {
     uint32_t struct_size;
     /* Compile `source` (named `file` in messages); kernel NULL means every kernel. The listing
