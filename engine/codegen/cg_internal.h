@@ -46,6 +46,8 @@ enum { CG_AT_SNODE = 0, CG_AT_FIELD = 1, CG_AT_RUNTIME = 2 };
 #define CG_MAX_LOOPS 64
 #define CG_MAX_CACHED 256
 
+struct cg_fast;
+
 typedef struct cg_fn {
     const ir_task *task;
     cg_target_kind target;
@@ -67,6 +69,9 @@ typedef struct cg_fn {
     uint32_t stmt_no;     /* pre-order number of the statement being emitted (as printed) */
     uint32_t next_no;
     const ir_stmt *cur;
+    /* Set while the fast copy of a parallel loop's body is emitted (fast_*.c): recognized
+     * field accesses take their addresses from it and their chains are not emitted. */
+    struct cg_fast *fast;
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
     char *err;
     size_t err_size;
@@ -146,5 +151,91 @@ LLVMValueRef cg_emit_gtmp_ptr(cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s);
 int cg_emit_global_store(cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_emit_atomic(cg_fn *f, const ir_stmt *s);
+
+/* ---- fast paths for field accesses at the loop index (access_chain.c, fast_range.c,
+ * fast_struct.c, alias_scope.c) ----
+ * A parallel loop whose body reaches fields through whole lowered chains (sn_root, then
+ * sn_child/sn_index/sn_lookup per level, then sn_child and sn_index of the leaf and
+ * sn_field_ptr) at "loop index + constant" is emitted twice: a generic copy (the chains as
+ * they are) and a fast copy, and a check made once per call picks one. The check tests what
+ * the fast copy assumes about the runtime geometry of the bound fields (read at run time, so
+ * any layout with the IR's chain stays correct) and that slots with accesses are bound to
+ * different fields (so their memory can be marked noalias). */
+
+/* One recognized access: fptr = sn_field_ptr(sn_child(leaf, ...), sn_index(leaf, idx)), the
+ * chain above it complete up to sn_root, every sn_index of it on the same index statements,
+ * each of which is loop index `a` (of the task's parallel loop) plus the constant c[a]. */
+typedef struct cg_access {
+    const ir_stmt *fptr;
+    const ir_stmt *leaf_child; /* the leaf container */
+    const ir_stmt *leaf_index;
+    int slot;
+    int32_t c[IR_MAX_DIM];
+    int activates;             /* some statement of the chain activates */
+    const ir_stmt *chain[3 * IR_MAX_LEVELS + 2];
+    int nchain;                /* chain[0..nchain): sn_root ... leaf sn_index, in order */
+} cg_access;
+
+typedef struct cg_smap { /* statement -> int, open addressing */
+    const ir_stmt **keys;
+    int *vals;
+    size_t cap, used;
+} cg_smap;
+
+typedef struct cg_fast {
+    const ir_stmt *loop;
+    cg_access *acc;
+    int nacc;
+    cg_smap which;   /* fptr -> access number + 1 */
+    cg_smap skip;    /* chain statements used by recognized accesses only: not emitted */
+    cg_smap uses;    /* statement -> operand uses in the whole task */
+    int nonnull;     /* every recognized address is valid (range_for) */
+    LLVMValueRef counter; /* range_for: the i64 loop counter of the fast copy */
+    /* filled by the emitters, per access */
+    LLVMValueRef *addr0;     /* range_for: address of the element at loop counter 0 */
+    LLVMValueRef *container; /* struct_for: alloca holding the container per block delta */
+    int slot_used[64];       /* slots with recognized accesses (alias scopes); 64 > slots */
+    LLVMMetadataRef scope[64];
+    LLVMValueRef scope_md[64], noalias_md[64];
+    /* struct_for: per cell of the current entry */
+    LLVMValueRef pos[IR_MAX_DIM];
+    LLVMValueRef entry_coord[IR_MAX_DIM];
+} cg_fast;
+
+int cg_smap_put(cg_smap *m, const ir_stmt *s, int v);
+int cg_smap_get(const cg_smap *m, const ir_stmt *s); /* 0 when absent */
+void cg_smap_free(cg_smap *m);
+
+/* Finds the recognized accesses of the parallel loop `loop` (dims: 1 for range_for, the
+ * iterated field's for struct_for). 0 with fast->nacc possibly 0; -1 when out of memory.
+ * The emitter then drops from fast->acc what it cannot serve and calls cg_fast_index, which
+ * maps field pointers to accesses and finds the statements the fast copy need not emit. */
+int cg_fast_analyze(cg_fn *f, const ir_stmt *loop, cg_fast *fast);
+int cg_fast_index(cg_fn *f, cg_fast *fast);
+void cg_fast_free(cg_fast *fast);
+/* The recognized access whose sn_field_ptr is s, or NULL. */
+const cg_access *cg_fast_access(const cg_fast *fast, const ir_stmt *s);
+int cg_fast_skips(const cg_fast *fast, const ir_stmt *s);
+
+/* range_for (fast_range.c): drops the accesses the fast copy cannot serve, then emits, at the
+ * builder, the per-call check for the rest (lo, hi: the i64 bounds of this call). NULL when
+ * no access is left (no fast copy). */
+LLVMValueRef cg_fast_range_check(cg_fn *f, cg_fast *fast, LLVMValueRef lo, LLVMValueRef hi);
+/* The address of a recognized access in the fast copy at i64 loop counter i. */
+LLVMValueRef cg_fast_range_ptr(cg_fn *f, const cg_access *a, LLVMValueRef i);
+
+/* struct_for (fast_struct.c). check: per call; entry: at the start of each list entry (its
+ * first voxel's coordinates and leaf container); cell: per cell (its index in the leaf). */
+LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast);
+int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef container);
+void cg_fast_struct_cell(cg_fn *f, LLVMValueRef cell);
+LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a);
+
+/* Both: scopes per slot, and the per-call test that slots with accesses are bound to
+ * different fields (alias_scope.c). */
+LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast);
+void cg_fast_mark_alias(cg_fn *f, LLVMValueRef mem_inst, const ir_stmt *ptr);
+/* The fast copy's address of sn_field_ptr s (NULL: not a recognized access). */
+LLVMValueRef cg_fast_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
 
 #endif

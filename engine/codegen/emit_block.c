@@ -274,6 +274,14 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
 {
     f->cur = s;
     LLVMValueRef a = NULL, b = NULL;
+    if (f->fast && cg_fast_skips(f->fast, s))
+        return 0; /* a chain statement only recognized accesses used: they do without it */
+    if (f->fast && s->op == IR_SN_FIELD_PTR) {
+        int handled;
+        LLVMValueRef p = cg_fast_field_ptr(f, s, &handled);
+        if (handled)
+            return p ? put(f, s, p) : -1;
+    }
     switch (s->op) {
     case IR_CONST: return put(f, s, cg_emit_const(f, s));
     case IR_ARG: {

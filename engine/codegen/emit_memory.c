@@ -20,11 +20,15 @@ LLVMValueRef cg_emit_gtmp_ptr(cg_fn *f, const ir_stmt *s)
     return LLVMBuildGEP2(f->b, f->t_i8, base, &off, 1, "gtmp.at");
 }
 
-/* A field pointer that may be NULL: an sn_field_ptr without activation. */
-static int may_be_null(const ir_stmt *ptr)
+/* A field pointer that may be NULL: an sn_field_ptr without activation (unless a fast copy
+ * knows its address is valid). */
+static int may_be_null_in(cg_fn *f, const ir_stmt *ptr)
 {
+    if (f->fast && f->fast->nonnull && cg_fast_access(f->fast, ptr))
+        return 0;
     return ptr->op == IR_SN_FIELD_PTR && !ptr->activate;
 }
+#define may_be_null(ptr) may_be_null_in(f, ptr)
 
 static int check_ptr(cg_fn *f, const ir_stmt *ptr)
 {
@@ -59,6 +63,7 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
     LLVMTypeRef mt = cg_mem_type(f, s->ty);
     if (!may_be_null(ptr)) {
         LLVMValueRef v = LLVMBuildLoad2(f->b, mt, p, "gld");
+        cg_fast_mark_alias(f, v, ptr);
         return s->ty == IR_BOOL ? LLVMBuildTrunc(f->b, v, f->t_i1, "") : v;
     }
     const ir_field_info *fi = &f->task->fields[ptr->field];
@@ -77,7 +82,9 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
                 "")},
             1, "bgp");
         LLVMValueRef at = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, p, ""), bgp, p, "");
-        return LLVMBuildLoad2(f->b, mt, at, "gld");
+        LLVMValueRef v = LLVMBuildLoad2(f->b, mt, at, "gld");
+        cg_fast_mark_alias(f, v, ptr);
+        return v;
     }
     LLVMValueRef bg = background(f, ptr, f->eb);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
@@ -86,6 +93,7 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
     LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, p, ""), done, ld);
     LLVMPositionBuilderAtEnd(f->b, ld);
     LLVMValueRef v = LLVMBuildLoad2(f->b, mt, p, "gld");
+    cg_fast_mark_alias(f, v, ptr);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, done);
     LLVMValueRef phi = LLVMBuildPhi(f->b, mt, "gld");
@@ -117,7 +125,7 @@ int cg_emit_global_store(cg_fn *f, const ir_stmt *s)
     if (s->arg[1]->ty == IR_BOOL)
         v = LLVMBuildZExt(f->b, v, f->t_i8, "");
     LLVMBasicBlockRef pre, done = may_be_null(ptr) ? skip_if_null(f, p, &pre) : NULL;
-    LLVMBuildStore(f->b, v, p);
+    cg_fast_mark_alias(f, LLVMBuildStore(f->b, v, p), ptr);
     if (done) {
         LLVMBuildBr(f->b, done);
         LLVMPositionBuilderAtEnd(f->b, done);

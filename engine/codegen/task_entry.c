@@ -255,6 +255,27 @@ static int emit_range_bounds(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef
     return finish_fn(&f, first, ok);
 }
 
+/* The loop of a range_for task over [start, hi) by step around its body; *counter (when not
+ * NULL) receives the i64 counter. */
+static int emit_range_loop(cg_fn *f, const ir_stmt *loop, LLVMValueRef start, LLVMValueRef hi,
+                           LLVMValueRef step, LLVMValueRef *counter)
+{
+    counted c;
+    LLVMValueRef i = loop_open(f, &c, f->t_i64, start, hi, step, "i");
+    if (counter)
+        *counter = i;
+    LLVMTypeRef ity = cg_type(f, loop->arg[0]->ty);
+    LLVMValueRef idx = ity == f->t_i64 ? i : LLVMBuildTrunc(f->b, i, ity, "idx");
+    if (cg_push_loop(f, loop, NULL, c.latch) != 0)
+        return -1;
+    f->loops[f->nloops - 1].index[0] = idx;
+    int rc = cg_emit_block(f, loop->body);
+    cg_pop_loop(f);
+    if (rc == 0)
+        loop_close(f, &c);
+    return rc;
+}
+
 static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
                            const char *symbol, cg_target_kind target, char *err, size_t n)
 {
@@ -283,19 +304,44 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
         step = LLVMBuildMul(f.b, LLVMBuildZExt(f.b, nvvm_sreg(&f, "nctaid.x"), i64, ""), ntid,
                             "stride");
     }
-    counted c;
-    LLVMValueRef i = loop_open(&f, &c, i64, start, hi, step, "i");
-    LLVMTypeRef ity = cg_type(&f, loop->arg[0]->ty);
-    LLVMValueRef idx = ity == i64 ? i : LLVMBuildTrunc(f.b, i, ity, "idx");
-    int ok = cg_push_loop(&f, loop, NULL, c.latch) == 0;
-    if (ok) {
-        f.loops[f.nloops - 1].index[0] = idx;
-        ok = cg_emit_block(&f, loop->body) == 0;
-        cg_pop_loop(&f);
+    if (target == CG_TARGET_CPU) {
+        /* a fast copy when the check passes (fast_range.c), the generic loop otherwise */
+        cg_fast fast;
+        if (cg_fast_analyze(&f, loop, &fast) != 0)
+            return finish_fn(&f, first, 0);
+        LLVMValueRef chk = fast.nacc ? cg_fast_range_check(&f, &fast, lo, hi) : NULL;
+        if (chk)
+            chk = LLVMBuildAnd(f.b, chk, cg_fast_distinct_fields(&f, &fast), "fast");
+        if (chk && cg_fast_index(&f, &fast) != 0) {
+            cg_fast_free(&fast);
+            return finish_fn(&f, first, 0);
+        }
+        if (chk) {
+            LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(ctx, fn, "fast");
+            LLVMBasicBlockRef gb = LLVMAppendBasicBlockInContext(ctx, fn, "generic");
+            LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(ctx, fn, "join");
+            LLVMBuildCondBr(f.b, chk, fb, gb);
+            LLVMPositionBuilderAtEnd(f.b, fb);
+            uint32_t no = f.next_no;
+            f.fast = &fast;
+            int ok = emit_range_loop(&f, loop, start, hi, step, &fast.counter) == 0;
+            f.fast = NULL;
+            cg_fast_free(&fast);
+            if (!ok)
+                return finish_fn(&f, first, 0);
+            LLVMBuildBr(f.b, join);
+            LLVMPositionBuilderAtEnd(f.b, gb);
+            f.next_no = no;
+            ok = emit_range_loop(&f, loop, start, hi, step, NULL) == 0;
+            if (ok) {
+                LLVMBuildBr(f.b, join);
+                LLVMPositionBuilderAtEnd(f.b, join);
+            }
+            return finish_fn(&f, first, ok);
+        }
+        cg_fast_free(&fast);
     }
-    if (ok)
-        loop_close(&f, &c);
-    return finish_fn(&f, first, ok);
+    return finish_fn(&f, first, emit_range_loop(&f, loop, start, hi, step, NULL) == 0);
 }
 
 /* ---- struct_for ---- */

@@ -299,8 +299,9 @@ static int bench_saxpy(bench_ctx *ctx, jit *J, int reps)
         double ratio = best_c / best_t;
         char name[32];
         snprintf(name, sizeof name, "saxpy_%dt", threads);
-        printf("%-22s %8d %10.2f %10.2f %10.2f %10.2f %7.3f\n", name, threads, best_t * 1e3,
-               bytes / best_t * 1e-9, best_c * 1e3, bytes / best_c * 1e-9, ratio);
+        printf("%-22s %8d %10.2f %10.2f %10.2f %10.2f %7.3f%s", name, threads, best_t * 1e3,
+               bytes / best_t * 1e-9, best_c * 1e3, bytes / best_c * 1e-9, ratio,
+               threads == 2 ? "\n\n" : "\n");
         json_array_append_new(
             ctx->cases,
             json_pack("{s:s, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:I, s:f, s:i}",
@@ -467,7 +468,7 @@ static int bench_laplacian(bench_ctx *ctx, jit *J, int reps)
     int32_t fids[2] = {0, 0};
     plm_task_ctx tc = {rts, fids, NULL};
     char err[256];
-    printf("\n%-22s %8s %10s %12s %10s %12s %7s\n", "case", "threads", "task ms", "task vox/s",
+    printf("%-22s %8s %10s %12s %10s %12s %7s\n", "case", "threads", "task ms", "task vox/s",
            "C ms", "C vox/s", "ratio");
     double voxels = (double)L.nblocks * 512;
     for (int threads = 1; threads <= 2; threads++) {
@@ -494,8 +495,9 @@ static int bench_laplacian(bench_ctx *ctx, jit *J, int reps)
         double ratio = best_c / best_t;
         char name[32];
         snprintf(name, sizeof name, "laplacian_%dt", threads);
-        printf("%-22s %8d %10.2f %12.3g %10.2f %12.3g %7.3f\n", name, threads, best_t * 1e3,
-               voxels / best_t, best_c * 1e3, voxels / best_c, ratio);
+        printf("%-22s %8d %10.2f %12.3g %10.2f %12.3g %7.3f%s", name, threads, best_t * 1e3,
+               voxels / best_t, best_c * 1e3, voxels / best_c, ratio,
+               threads == 2 ? "\n\n" : "\n");
         json_array_append_new(
             ctx->cases,
             json_pack("{s:s, s:i, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:I, "
@@ -617,7 +619,7 @@ static int bench_compile(bench_ctx *ctx)
         goto out;
     qsort(ms, NTASKS, sizeof ms[0], cmp_double);
     double median = 0.5 * (ms[NTASKS / 2 - 1] + ms[NTASKS / 2]);
-    printf("\n%-22s %8s %10s %10s %10s %12s\n", "case", "tasks", "median ms", "max ms",
+    printf("%-22s %8s %10s %10s %10s %12s\n", "case", "tasks", "median ms", "max ms",
            "total ms", "jit create ms");
     printf("%-22s %8d %10.2f %10.2f %10.2f %12.2f\n", "compile_cold", NTASKS, median,
            ms[NTASKS - 1], total, create_s * 1e3);
@@ -634,17 +636,39 @@ out:
     return rc;
 }
 
+/* Suite options: case names (saxpy, laplacian, compile) to run only those. */
+static int wants(bench_ctx *ctx, const char *name)
+{
+    if (ctx->argc == 0)
+        return 1;
+    for (int i = 0; i < ctx->argc; i++)
+        if (!strcmp(ctx->argv[i], name))
+            return 1;
+    return 0;
+}
+
 static int bench_lang(bench_ctx *ctx)
 {
     int reps = ctx->quick ? 2 : 5;
+    for (int i = 0; i < ctx->argc; i++)
+        if (strcmp(ctx->argv[i], "saxpy") && strcmp(ctx->argv[i], "laplacian") &&
+            strcmp(ctx->argv[i], "compile")) {
+            fprintf(stderr, "plume-bench lang: unknown case '%s' (saxpy, laplacian, compile)\n",
+                    ctx->argv[i]);
+            return 1;
+        }
     printf("plume-bench lang: best of %d runs each; task and C runs alternate\n\n", reps);
     jit *J = make_jit();
     if (!J)
         return 1;
-    int rc = bench_saxpy(ctx, J, reps);
-    rc |= bench_laplacian(ctx, J, reps);
+    int rc = 0;
+    if (wants(ctx, "saxpy"))
+        rc |= bench_saxpy(ctx, J, reps);
+    if (wants(ctx, "laplacian"))
+        rc |= bench_laplacian(ctx, J, reps);
     jit_destroy(J);
-    rc |= bench_compile(ctx);
+    if (wants(ctx, "compile"))
+        rc |= bench_compile(ctx);
     return rc ? 1 : 0;
 }
 
