@@ -133,6 +133,8 @@ void cg_emit_range_errors(cg_fn *f);
 /* The SNode id of (slot, level) in its runtime, or -1 with an error. */
 int32_t cg_snode_id(cg_fn *f, int slot, int level);
 LLVMValueRef cg_emit_sn(cg_fn *f, const ir_stmt *s);
+/* sn_field_ptr s with its container and cell index given (the fast copies compute them). */
+LLVMValueRef cg_emit_field_ptr_at(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef i);
 /* Calls a runtime function (declared on first use). */
 LLVMValueRef cg_call_rt(cg_fn *f, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
                         LLVMValueRef *args, unsigned n);
@@ -197,6 +199,11 @@ typedef struct cg_fast {
     int slot_used[64];       /* slots with recognized accesses (alias scopes); 64 > slots */
     LLVMMetadataRef scope[64];
     LLVMValueRef scope_md[64], noalias_md[64];
+    /* struct_for: per access, the containers of the blocks it may reach (combination k of
+     * per-axis steps: bit a set = one block towards sign(c[a])), values or, when lazy,
+     * allocas filled on first use in each entry */
+    LLVMValueRef (*blocks)[8];
+    uint8_t *lazy;
     /* struct_for: per cell of the current entry */
     LLVMValueRef pos[IR_MAX_DIM];
     LLVMValueRef entry_coord[IR_MAX_DIM];

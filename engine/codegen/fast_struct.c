@@ -1,31 +1,289 @@
-/* The fast copy of a struct_for (placeholder until the block-local path lands). */
+/* The fast copy of a struct_for: accesses f[I + c] (c constant, |c| at most a block) of
+ * fields whose leaf blocks line up with the iterated field's take their leaf container from
+ * a few per-entry lookups instead of walking the tree per voxel: I + c lies in the entry's
+ * own block or in the next one along each axis where c is not 0, so per entry the code looks
+ * up (at most 2^axes) containers, and per voxel it picks one by comparing the cell's position
+ * plus c with the block size, and computes the cell index with constant shifts.
+ *
+ * The per-call check: every slot involved (the iterated one included) has a leaf of the same
+ * size as the iterated field's, its cells ordered x-major (index_shift of axis a = bits of the
+ * axes after a, as the IR's sizes give it; axis_shift 0), and a coord_offset equal to the
+ * iterated field's modulo the block size, so blocks of all of them cover the same voxels.
+ *
+ * Which accesses. A chain that never activates, of a field the task never activates or
+ * deactivates, is looked up when the entry starts (the tree does not change under the task).
+ * A chain that activates (a write, f[I] = v) at c = 0, of a field the task never deactivates,
+ * is looked up at its first use in each entry and kept: activation is permanent and gives the
+ * same container for every voxel of the block, and no block is activated that the generic
+ * code would not have activated. Anything else keeps the generic chain. */
 #define _GNU_SOURCE
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine/codegen/cg_internal.h"
+#include "sparse/runtime/runtime.h"
+
+typedef struct slot_use {
+    uint8_t act[64], deact[64];
+} slot_use;
+
+static int note_use(ir_stmt *s, void *ud)
+{
+    slot_use *u = ud;
+    if (s->field >= 64)
+        return 0;
+    if ((s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) && s->activate)
+        u->act[s->field] = 1;
+    if (s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE || s->op == IR_GLOBAL_STORE ||
+        s->op == IR_ATOMIC)
+        u->act[s->field] |= s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE;
+    if (s->op == IR_SN_DEACTIVATE || s->op == IR_DEACTIVATE)
+        u->deact[s->field] = 1;
+    return 0;
+}
+
+static const ir_level *leaf_of(cg_fn *f, int slot)
+{
+    const ir_field_info *fi = &f->task->fields[slot];
+    return &fi->levels[fi->nlevels - 1];
+}
+
+/* Where axis a's cell coordinate sits in the leaf's cell index, cells ordered x-major. */
+static unsigned canon_ish(const ir_level *leaf, int dim, int a)
+{
+    unsigned s = 0;
+    for (int b = a + 1; b < dim; b++)
+        s += leaf->log2_size[b];
+    return s;
+}
+
+static LLVMValueRef c32(cg_fn *f, long long v)
+{
+    return LLVMConstInt(f->t_i32, (unsigned long long)v, 1);
+}
 
 LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
 {
-    (void)f;
-    (void)fast;
-    return NULL;
+    const ir_task *t = f->task;
+    int it = t->field, dim = t->fields[it].dim;
+    const ir_level *lit = leaf_of(f, it);
+    if (dim < 1)
+        return NULL;
+    slot_use u;
+    memset(&u, 0, sizeof u);
+    ir_walk(t->body, note_use, &u);
+    int n = 0;
+    for (int i = 0; i < fast->nacc; i++) {
+        cg_access *a = &fast->acc[i];
+        const ir_level *l = leaf_of(f, a->slot);
+        int ok = !u.deact[a->slot] && (a->activates ? 1 : !u.act[a->slot]);
+        for (int x = 0; x < IR_MAX_DIM; x++) {
+            ok &= l->log2_size[x] == lit->log2_size[x];
+            if (x < dim) {
+                int32_t size = 1 << lit->log2_size[x];
+                ok &= a->c[x] >= -size && a->c[x] <= size;
+                ok &= !a->activates || a->c[x] == 0;
+            }
+        }
+        if (ok)
+            fast->acc[n++] = *a;
+    }
+    fast->nacc = n;
+    if (n == 0)
+        return NULL;
+    fast->blocks = calloc((size_t)n, sizeof *fast->blocks);
+    fast->lazy = calloc((size_t)n, 1);
+    if (!fast->blocks || !fast->lazy) {
+        cg_fail(f, "out of memory");
+        return NULL;
+    }
+    uint8_t check[64] = {0};
+    check[it] = 1;
+    for (int i = 0; i < n; i++)
+        check[fast->acc[i].slot] = 1;
+    int32_t it_sid = cg_snode_id(f, it, t->fields[it].nlevels - 1);
+    if (it_sid < 0)
+        return NULL;
+    LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
+    for (int s = 0; s < t->nfields && s < 64; s++) {
+        if (!check[s])
+            continue;
+        int32_t sid = cg_snode_id(f, s, t->fields[s].nlevels - 1);
+        if (sid < 0)
+            return NULL;
+        for (int a = 0; a < dim; a++) {
+            LLVMValueRef ish = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_index_shift(a), f->t_i32);
+            LLVMValueRef ash = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_axis_shift(a), f->t_i32);
+            LLVMValueRef bits = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_axis_bits(a), f->t_i32);
+            LLVMValueRef off = cg_rt_load(f, s, CG_AT_SNODE, sid,
+                                          offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a, f->t_i32);
+            LLVMValueRef off_it = cg_rt_load(f, it, CG_AT_SNODE, it_sid,
+                                             offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a, f->t_i32);
+            LLVMValueRef mask = c32(f, (1 << lit->log2_size[a]) - 1);
+            LLVMValueRef good = LLVMBuildAnd(
+                f->b, LLVMBuildICmp(f->b, LLVMIntEQ, ish, c32(f, canon_ish(lit, dim, a)), ""),
+                LLVMBuildICmp(f->b, LLVMIntEQ, ash, c32(f, 0), ""), "");
+            good = LLVMBuildAnd(f->b, good,
+                                LLVMBuildICmp(f->b, LLVMIntEQ, bits, c32(f, lit->log2_size[a]), ""), "");
+            LLVMValueRef d = LLVMBuildAnd(f->b, LLVMBuildSub(f->b, off, off_it, ""), mask, "");
+            good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntEQ, d, c32(f, 0), ""), "");
+            ok = LLVMBuildAnd(f->b, ok, good, "fast.ok");
+        }
+    }
+    return ok;
+}
+
+/* The container of a's field holding voxel J: a's chain emitted with its index statements
+ * standing for J (the generic emitters, so every level kind and activation works as in the
+ * generic copy). Values the chain had before are put back afterwards. */
+static LLVMValueRef chain_at(cg_fn *f, const cg_access *a, LLVMValueRef J[IR_MAX_DIM])
+{
+    int dim = f->task->fields[a->slot].dim;
+    LLVMValueRef saved_idx[IR_MAX_DIM], saved[3 * IR_MAX_LEVELS + 2];
+    const ir_stmt *const *idx = (const ir_stmt *const *)a->leaf_index->arg;
+    for (int x = 0; x < dim; x++)
+        saved_idx[x] = cg_vmap_get(&f->vals, idx[x]);
+    for (int k = 0; k < a->nchain; k++)
+        saved[k] = cg_vmap_get(&f->vals, a->chain[k]);
+    int rc = 0;
+    for (int x = 0; x < dim; x++)
+        rc |= cg_vmap_put(&f->vals, idx[x], J[x]);
+    cg_fast *fast = f->fast;
+    f->fast = NULL;
+    const ir_stmt *cur = f->cur;
+    for (int k = 0; k + 1 < a->nchain && rc == 0; k++)
+        rc = cg_emit_stmt(f, a->chain[k]);
+    f->cur = cur;
+    f->fast = fast;
+    LLVMValueRef c = rc == 0 ? cg_vmap_get(&f->vals, a->leaf_child) : NULL;
+    for (int k = 0; k < a->nchain; k++)
+        cg_vmap_put(&f->vals, a->chain[k], saved[k]);
+    for (int x = 0; x < dim; x++)
+        cg_vmap_put(&f->vals, idx[x], saved_idx[x]);
+    if (!c && rc == 0)
+        cg_fail(f, "fast struct_for: the chain of an access gave no container");
+    return c;
+}
+
+static int nonzero_axes(const cg_access *a, int dim, int axes[IR_MAX_DIM])
+{
+    int n = 0;
+    for (int x = 0; x < dim; x++)
+        if (a->c[x] != 0)
+            axes[n++] = x;
+    return n;
+}
+
+static LLVMValueRef sentinel(cg_fn *f)
+{
+    return LLVMConstIntToPtr(LLVMConstAllOnes(f->t_i64), f->t_ptr);
 }
 
 int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef container)
 {
-    (void)f;
-    (void)coord;
-    (void)container;
+    cg_fast *fast = f->fast;
+    const ir_task *t = f->task;
+    int it = t->field, dim = t->fields[it].dim;
+    const ir_level *lit = leaf_of(f, it);
+    for (int x = 0; x < dim; x++)
+        fast->entry_coord[x] = coord[x];
+    /* eager lookups shared by accesses to the same field and block */
+    struct { int slot, d[IR_MAX_DIM]; LLVMValueRef c; } seen[64];
+    int nseen = 0;
+    for (int i = 0; i < fast->nacc; i++) {
+        const cg_access *a = &fast->acc[i];
+        int axes[IR_MAX_DIM], nz = nonzero_axes(a, dim, axes);
+        fast->lazy[i] = (uint8_t)a->activates;
+        for (int k = 0; k < (1 << nz); k++) {
+            int d[IR_MAX_DIM] = {0, 0, 0};
+            for (int j = 0; j < nz; j++)
+                if (k >> j & 1)
+                    d[axes[j]] = a->c[axes[j]] > 0 ? 1 : -1;
+            int zero = !d[0] && !d[1] && !d[2];
+            if (zero && a->slot == it) {
+                fast->lazy[i] = 0;
+                fast->blocks[i][k] = container; /* the entry's own block */
+                continue;
+            }
+            if (a->activates) { /* c = 0 here: one block, looked up at first use */
+                LLVMValueRef p = cg_entry_alloca(f, f->t_ptr, "fast.block");
+                LLVMBuildStore(f->b, sentinel(f), p);
+                fast->blocks[i][k] = p;
+                continue;
+            }
+            LLVMValueRef c = NULL;
+            for (int s = 0; s < nseen && !c; s++)
+                if (seen[s].slot == a->slot && !memcmp(seen[s].d, d, sizeof d))
+                    c = seen[s].c;
+            if (!c) {
+                LLVMValueRef J[IR_MAX_DIM];
+                for (int x = 0; x < dim; x++)
+                    J[x] = LLVMBuildAdd(f->b, coord[x], c32(f, (long long)d[x] << lit->log2_size[x]), "J");
+                if (!(c = chain_at(f, a, J)))
+                    return -1;
+                if (nseen < 64)
+                    seen[nseen++] = (typeof(seen[0])){a->slot, {d[0], d[1], d[2]}, c};
+            }
+            fast->blocks[i][k] = c;
+        }
+    }
     return 0;
 }
 
 void cg_fast_struct_cell(cg_fn *f, LLVMValueRef cell)
 {
-    (void)f;
-    (void)cell;
+    const ir_task *t = f->task;
+    int dim = t->fields[t->field].dim;
+    const ir_level *lit = leaf_of(f, t->field);
+    for (int x = 0; x < dim; x++)
+        f->fast->pos[x] = LLVMBuildAnd(
+            f->b, LLVMBuildLShr(f->b, cell, c32(f, canon_ish(lit, dim, x)), ""),
+            c32(f, (1 << lit->log2_size[x]) - 1), "pos");
 }
 
 LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
 {
-    (void)a;
-    cg_fail(f, "struct_for fast path not available");
-    return NULL;
+    cg_fast *fast = f->fast;
+    int i = (int)(a - fast->acc);
+    const ir_task *t = f->task;
+    int dim = t->fields[t->field].dim;
+    const ir_level *lit = leaf_of(f, t->field);
+    /* the cell of I + c inside its block, and whether it left the block along each axis */
+    LLVMValueRef cell = c32(f, 0), out[IR_MAX_DIM];
+    for (int x = 0; x < dim; x++) {
+        LLVMValueRef p = LLVMBuildAdd(f->b, fast->pos[x], c32(f, a->c[x]), "");
+        LLVMValueRef size = c32(f, 1 << lit->log2_size[x]);
+        out[x] = LLVMBuildICmp(f->b, LLVMIntUGE, p, size, "out");
+        LLVMValueRef q = LLVMBuildAnd(f->b, p, c32(f, (1 << lit->log2_size[x]) - 1), "");
+        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, q, c32(f, canon_ish(lit, dim, x)), ""), "");
+    }
+    LLVMValueRef c;
+    if (fast->lazy[i]) {
+        LLVMValueRef p = fast->blocks[i][0];
+        LLVMValueRef have = LLVMBuildICmp(f->b, LLVMIntNE, LLVMBuildLoad2(f->b, f->t_ptr, p, ""),
+                                          sentinel(f), "");
+        LLVMBasicBlockRef get = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "fast.lookup");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "fast.have");
+        LLVMBuildCondBr(f->b, have, done, get);
+        LLVMPositionBuilderAtEnd(f->b, get);
+        LLVMValueRef v = chain_at(f, a, fast->entry_coord);
+        if (!v)
+            return NULL;
+        LLVMBuildStore(f->b, v, p);
+        LLVMBuildBr(f->b, done);
+        LLVMPositionBuilderAtEnd(f->b, done);
+        c = LLVMBuildLoad2(f->b, f->t_ptr, p, "fast.block");
+    } else {
+        int axes[IR_MAX_DIM], nz = nonzero_axes(a, dim, axes);
+        /* pick blocks[k], k's bit j = I + c left the block along axes[j] */
+        LLVMValueRef pick[8];
+        for (int k = 0; k < (1 << nz); k++)
+            pick[k] = fast->blocks[i][k];
+        for (int j = nz - 1; j >= 0; j--)
+            for (int k = 0; k < (1 << j); k++)
+                pick[k] = LLVMBuildSelect(f->b, out[axes[j]], pick[k | 1 << j], pick[k], "");
+        c = pick[0];
+    }
+    return cg_emit_field_ptr_at(f, a->fptr, c, cell);
 }

@@ -346,6 +346,100 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
 
 /* ---- struct_for ---- */
 
+/* The loops of a struct_for task: list entries [lo, hi), and the cells of each entry's leaf
+ * container. With fast, the fast copy (fast_struct.c) is told each entry and cell, and the
+ * body's recognized accesses use it. */
+static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
+{
+    const ir_task *t = f->task;
+    LLVMContextRef ctx = f->ctx;
+    LLVMValueRef fn = f->fn;
+    LLVMTypeRef ptr = f->t_ptr, i32 = f->t_i32;
+    cg_target_kind target = f->target;
+    int slot = t->field;
+    const ir_field_info *fi = &t->fields[slot];
+    int leaf = fi->nlevels - 1;
+    int32_t list_sid = cg_snode_id(f, slot, t->level), leaf_sid = cg_snode_id(f, slot, leaf);
+    LLVMValueRef rt = cg_runtime(f, slot);
+    int leaf_kind = fi->levels[leaf].kind;
+    int ncells = 1;
+    for (int a = 0; a < IR_MAX_DIM; a++)
+        ncells <<= fi->levels[leaf].log2_size[a];
+    LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
+    LLVMValueRef kstart = lo, kstep = LLVMConstInt(i32, 1, 0);
+    LLVMValueRef cstart = LLVMConstInt(i32, 0, 0), cstep = LLVMConstInt(i32, 1, 0);
+    if (target == CG_TARGET_NVPTX) {
+        /* one block per list entry; the block's threads share its cells */
+        kstart = LLVMBuildAdd(f->b, lo, nvvm_sreg(f, "ctaid.x"), "k0");
+        kstep = nvvm_sreg(f, "nctaid.x");
+        cstart = nvvm_sreg(f, "tid.x");
+        cstep = nvvm_sreg(f, "ntid.x");
+    }
+    counted ck, cc;
+    LLVMValueRef k = loop_open(f, &ck, i32, kstart, hi, kstep, "k");
+    LLVMTypeRef gp[3] = {ptr, i32, i32};
+    LLVMValueRef ga[3] = {rt, LLVMConstInt(i32, (unsigned long long)list_sid, 0), k};
+    LLVMValueRef elem = cg_call_rt(f, "plm_rt_list_get", ptr, gp, ga, 3);
+    LLVMValueRef off = LLVMConstInt(f->t_i64, cg_off_elem_cell(), 0);
+    LLVMValueRef cell =
+        LLVMBuildLoad2(f->b, ptr, LLVMBuildGEP2(f->b, f->t_i8, elem, &off, 1, ""), "elem.cell");
+    LLVMValueRef pin = cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_offset_in_parent(),
+                                  f->t_i64);
+    LLVMValueRef container = LLVMBuildGEP2(f->b, f->t_i8, cell, &pin, 1, "leaf");
+    LLVMValueRef coord[IR_MAX_DIM], ish[IR_MAX_DIM], ash[IR_MAX_DIM], mask[IR_MAX_DIM];
+    for (int a = 0; a < fi->dim && a < IR_MAX_DIM; a++) {
+        LLVMValueRef o = LLVMConstInt(f->t_i64, cg_off_elem_coord(a), 0);
+        coord[a] = LLVMBuildLoad2(f->b, i32, LLVMBuildGEP2(f->b, f->t_i8, elem, &o, 1, ""), "coord");
+        ish[a] = cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_index_shift(a), i32);
+        ash[a] = cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_shift(a), i32);
+        LLVMValueRef bits =
+            cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_bits(a), i32);
+        mask[a] = LLVMBuildSub(f->b, LLVMBuildShl(f->b, LLVMConstInt(i32, 1, 0), bits, ""),
+                               LLVMConstInt(i32, 1, 0), "mask");
+    }
+    f->fast = fast;
+    if (fast && cg_fast_struct_entry(f, coord, container) != 0) {
+        f->fast = NULL;
+        return -1;
+    }
+    LLVMValueRef i = loop_open(f, &cc, i32, cstart, LLVMConstInt(i32, (unsigned)ncells, 0),
+                               cstep, "cell");
+    if (leaf_kind != IR_KIND_DENSE) {
+        /* skip inactive cells of a sparse leaf */
+        static const char *const names[] = {[IR_KIND_POINTER] = "plm_rt_pointer_is_active",
+                                            [IR_KIND_BITMASKED] = "plm_rt_bitmasked_is_active",
+                                            [IR_KIND_DYNAMIC] = "plm_rt_dynamic_is_active"};
+        LLVMTypeRef p[4] = {ptr, i32, ptr, i32};
+        LLVMValueRef a[4] = {rt, LLVMConstInt(i32, (unsigned long long)leaf_sid, 0), container, i};
+        LLVMValueRef act = cg_call_rt(f, names[leaf_kind], i32, p, a, 4);
+        LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(ctx, fn, "cell.active");
+        LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntNE, act, LLVMConstInt(i32, 0, 0), ""), run,
+                        cc.latch);
+        LLVMPositionBuilderAtEnd(f->b, run);
+    }
+    int ok = cg_push_loop(f, loop, NULL, cc.latch) == 0;
+    if (ok) {
+        /* voxel = the entry's first voxel + the cell's position in the leaf container */
+        if (fast)
+            cg_fast_struct_cell(f, i);
+        for (int a = 0; a < fi->dim && a < IR_MAX_DIM && fast; a++)
+            f->loops[f->nloops - 1].index[a] = LLVMBuildAdd(f->b, coord[a], fast->pos[a], "I");
+        for (int a = 0; a < fi->dim && a < IR_MAX_DIM && !fast; a++) {
+            LLVMValueRef pos = LLVMBuildAnd(f->b, LLVMBuildLShr(f->b, i, ish[a], ""), mask[a], "");
+            f->loops[f->nloops - 1].index[a] =
+                LLVMBuildAdd(f->b, coord[a], LLVMBuildShl(f->b, pos, ash[a], ""), "I");
+        }
+        ok = cg_emit_block(f, loop->body) == 0;
+        cg_pop_loop(f);
+    }
+    f->fast = NULL;
+    if (ok) {
+        loop_close(f, &cc);
+        loop_close(f, &ck);
+    }
+    return ok ? 0 : -1;
+}
+
 static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
                            const char *symbol, cg_target_kind target, char *err, size_t n)
 {
@@ -379,75 +473,42 @@ static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
     int32_t list_sid = cg_snode_id(&f, slot, t->level), leaf_sid = cg_snode_id(&f, slot, leaf);
     if (list_sid < 0 || leaf_sid < 0)
         return finish_fn(&f, first, 0);
-    LLVMValueRef rt = cg_runtime(&f, slot);
-    int leaf_kind = fi->levels[leaf].kind;
-    int ncells = 1;
-    for (int a = 0; a < IR_MAX_DIM; a++)
-        ncells <<= fi->levels[leaf].log2_size[a];
-
-    LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
-    LLVMValueRef kstart = lo, kstep = LLVMConstInt(i32, 1, 0);
-    LLVMValueRef cstart = LLVMConstInt(i32, 0, 0), cstep = LLVMConstInt(i32, 1, 0);
-    if (target == CG_TARGET_NVPTX) {
-        /* one block per list entry; the block's threads share its cells */
-        kstart = LLVMBuildAdd(f.b, lo, nvvm_sreg(&f, "ctaid.x"), "k0");
-        kstep = nvvm_sreg(&f, "nctaid.x");
-        cstart = nvvm_sreg(&f, "tid.x");
-        cstep = nvvm_sreg(&f, "ntid.x");
-    }
-    counted ck, cc;
-    LLVMValueRef k = loop_open(&f, &ck, i32, kstart, hi, kstep, "k");
-    LLVMTypeRef gp[3] = {ptr, i32, i32};
-    LLVMValueRef ga[3] = {rt, LLVMConstInt(i32, (unsigned long long)list_sid, 0), k};
-    LLVMValueRef elem = cg_call_rt(&f, "plm_rt_list_get", ptr, gp, ga, 3);
-    LLVMValueRef off = LLVMConstInt(f.t_i64, cg_off_elem_cell(), 0);
-    LLVMValueRef cell =
-        LLVMBuildLoad2(f.b, ptr, LLVMBuildGEP2(f.b, f.t_i8, elem, &off, 1, ""), "elem.cell");
-    LLVMValueRef pin = cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_offset_in_parent(),
-                                  f.t_i64);
-    LLVMValueRef container = LLVMBuildGEP2(f.b, f.t_i8, cell, &pin, 1, "leaf");
-    LLVMValueRef coord[IR_MAX_DIM], ish[IR_MAX_DIM], ash[IR_MAX_DIM], mask[IR_MAX_DIM];
-    for (int a = 0; a < fi->dim && a < IR_MAX_DIM; a++) {
-        LLVMValueRef o = LLVMConstInt(f.t_i64, cg_off_elem_coord(a), 0);
-        coord[a] = LLVMBuildLoad2(f.b, i32, LLVMBuildGEP2(f.b, f.t_i8, elem, &o, 1, ""), "coord");
-        ish[a] = cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_index_shift(a), i32);
-        ash[a] = cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_shift(a), i32);
-        LLVMValueRef bits =
-            cg_rt_load(&f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_bits(a), i32);
-        mask[a] = LLVMBuildSub(f.b, LLVMBuildShl(f.b, LLVMConstInt(i32, 1, 0), bits, ""),
-                               LLVMConstInt(i32, 1, 0), "mask");
-    }
-    LLVMValueRef i = loop_open(&f, &cc, i32, cstart, LLVMConstInt(i32, (unsigned)ncells, 0),
-                               cstep, "cell");
-    if (leaf_kind != IR_KIND_DENSE) {
-        /* skip inactive cells of a sparse leaf */
-        static const char *const names[] = {[IR_KIND_POINTER] = "plm_rt_pointer_is_active",
-                                            [IR_KIND_BITMASKED] = "plm_rt_bitmasked_is_active",
-                                            [IR_KIND_DYNAMIC] = "plm_rt_dynamic_is_active"};
-        LLVMTypeRef p[4] = {ptr, i32, ptr, i32};
-        LLVMValueRef a[4] = {rt, LLVMConstInt(i32, (unsigned long long)leaf_sid, 0), container, i};
-        LLVMValueRef act = cg_call_rt(&f, names[leaf_kind], i32, p, a, 4);
-        LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(ctx, fn, "cell.active");
-        LLVMBuildCondBr(f.b, LLVMBuildICmp(f.b, LLVMIntNE, act, LLVMConstInt(i32, 0, 0), ""), run,
-                        cc.latch);
-        LLVMPositionBuilderAtEnd(f.b, run);
-    }
-    int ok = cg_push_loop(&f, loop, NULL, cc.latch) == 0;
-    if (ok) {
-        /* voxel = the entry's first voxel + the cell's position in the leaf container */
-        for (int a = 0; a < fi->dim && a < IR_MAX_DIM; a++) {
-            LLVMValueRef pos = LLVMBuildAnd(f.b, LLVMBuildLShr(f.b, i, ish[a], ""), mask[a], "");
-            f.loops[f.nloops - 1].index[a] =
-                LLVMBuildAdd(f.b, coord[a], LLVMBuildShl(f.b, pos, ash[a], ""), "I");
+    if (target == CG_TARGET_CPU) {
+        /* a fast copy when the check passes (fast_struct.c), the generic loops otherwise */
+        cg_fast fast;
+        if (cg_fast_analyze(&f, loop, &fast) != 0)
+            return finish_fn(&f, first, 0);
+        LLVMValueRef chk = fast.nacc ? cg_fast_struct_check(&f, &fast) : NULL;
+        if (chk)
+            chk = LLVMBuildAnd(f.b, chk, cg_fast_distinct_fields(&f, &fast), "fast");
+        if (chk && cg_fast_index(&f, &fast) != 0) {
+            cg_fast_free(&fast);
+            return finish_fn(&f, first, 0);
         }
-        ok = cg_emit_block(&f, loop->body) == 0;
-        cg_pop_loop(&f);
+        if (chk) {
+            LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(ctx, fn, "fast");
+            LLVMBasicBlockRef gb = LLVMAppendBasicBlockInContext(ctx, fn, "generic");
+            LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(ctx, fn, "join");
+            LLVMBuildCondBr(f.b, chk, fb, gb);
+            LLVMPositionBuilderAtEnd(f.b, fb);
+            uint32_t no = f.next_no;
+            int ok = struct_loops(&f, loop, &fast) == 0;
+            cg_fast_free(&fast);
+            if (!ok)
+                return finish_fn(&f, first, 0);
+            LLVMBuildBr(f.b, join);
+            LLVMPositionBuilderAtEnd(f.b, gb);
+            f.next_no = no;
+            ok = struct_loops(&f, loop, NULL) == 0;
+            if (ok) {
+                LLVMBuildBr(f.b, join);
+                LLVMPositionBuilderAtEnd(f.b, join);
+            }
+            return finish_fn(&f, first, ok);
+        }
+        cg_fast_free(&fast);
     }
-    if (ok) {
-        loop_close(&f, &cc);
-        loop_close(&f, &ck);
-    }
-    return finish_fn(&f, first, ok);
+    return finish_fn(&f, first, struct_loops(&f, loop, NULL) == 0);
 }
 
 /* ---- the public entry ---- */
