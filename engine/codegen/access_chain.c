@@ -270,6 +270,12 @@ void cg_fast_free(cg_fast *fast)
     free(fast->acc);
     free(fast->addr0);
     free(fast->container);
+    free(fast->blocks);
+    free(fast->lazy);
+    free(fast->isnull);
+    fast->blocks = NULL;
+    fast->lazy = NULL;
+    fast->isnull = NULL;
     cg_smap_free(&fast->which);
     cg_smap_free(&fast->skip);
     cg_smap_free(&fast->uses);
@@ -298,4 +304,12 @@ LLVMValueRef cg_fast_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
     if (f->fast->loop->op == IR_RANGE_FOR)
         return cg_fast_range_ptr(f, a, f->fast->counter);
     return cg_fast_struct_ptr(f, a);
+}
+
+LLVMValueRef cg_fast_isnull(cg_fn *f, const ir_stmt *ptr)
+{
+    const cg_access *a = f->fast ? cg_fast_access(f->fast, ptr) : NULL;
+    if (!a || !f->fast->isnull)
+        return NULL;
+    return f->fast->isnull[a - f->fast->acc];
 }

@@ -204,9 +204,12 @@ typedef struct cg_fast {
      * allocas filled on first use in each entry */
     LLVMValueRef (*blocks)[8];
     uint8_t *lazy;
+    LLVMValueRef *isnull; /* per access, at its latest emission: its container is NULL (a read
+                           * then sees the background); NULL when unknown */
     /* struct_for: per cell of the current entry */
     LLVMValueRef pos[IR_MAX_DIM];
     LLVMValueRef entry_coord[IR_MAX_DIM];
+    LLVMValueRef entry_container;
 } cg_fast;
 
 int cg_smap_put(cg_smap *m, const ir_stmt *s, int v);
@@ -242,6 +245,9 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a);
  * different fields (alias_scope.c). */
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast);
 void cg_fast_mark_alias(cg_fn *f, LLVMValueRef mem_inst, const ir_stmt *ptr);
+/* For a read through sn_field_ptr ptr in a fast copy: an i1 that is true exactly when the
+ * pointer's element is inactive (NULL pointer), or NULL when the fast copy does not know. */
+LLVMValueRef cg_fast_isnull(cg_fn *f, const ir_stmt *ptr);
 /* The fast copy's address of sn_field_ptr s (NULL: not a recognized access). */
 LLVMValueRef cg_fast_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
 

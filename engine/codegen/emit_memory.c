@@ -67,6 +67,7 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
         return s->ty == IR_BOOL ? LLVMBuildTrunc(f->b, v, f->t_i1, "") : v;
     }
     const ir_field_info *fi = &f->task->fields[ptr->field];
+    LLVMValueRef known_null = cg_fast_isnull(f, ptr);
     if (fi->elem == IR_F32 && s->ty == IR_F32) {
         /* No branch: read the background where it is stored, in the runtime */
         LLVMValueRef bgp = LLVMBuildGEP2(
@@ -81,7 +82,8 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
                              0),
                 "")},
             1, "bgp");
-        LLVMValueRef at = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, p, ""), bgp, p, "");
+        LLVMValueRef at = LLVMBuildSelect(
+            f->b, known_null ? known_null : LLVMBuildIsNull(f->b, p, ""), bgp, p, "");
         LLVMValueRef v = LLVMBuildLoad2(f->b, mt, at, "gld");
         cg_fast_mark_alias(f, v, ptr);
         return v;
@@ -90,7 +92,7 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
     LLVMBasicBlockRef ld = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "gld.active");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "gld.done");
-    LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, p, ""), done, ld);
+    LLVMBuildCondBr(f->b, known_null ? known_null : LLVMBuildIsNull(f->b, p, ""), done, ld);
     LLVMPositionBuilderAtEnd(f->b, ld);
     LLVMValueRef v = LLVMBuildLoad2(f->b, mt, p, "gld");
     cg_fast_mark_alias(f, v, ptr);

@@ -25,7 +25,8 @@
 #include "sparse/runtime/runtime.h"
 
 typedef struct slot_use {
-    uint8_t act[64], deact[64];
+    uint8_t act[64], deact[64], query[64];
+    int has_continue;
 } slot_use;
 
 static int note_use(ir_stmt *s, void *ud)
@@ -40,6 +41,10 @@ static int note_use(ir_stmt *s, void *ud)
         u->act[s->field] |= s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE;
     if (s->op == IR_SN_DEACTIVATE || s->op == IR_DEACTIVATE)
         u->deact[s->field] = 1;
+    if (s->op == IR_SN_IS_ACTIVE || s->op == IR_IS_ACTIVE)
+        u->query[s->field] = 1;
+    if (s->op == IR_CONTINUE)
+        u->has_continue = 1;
     return 0;
 }
 
@@ -94,9 +99,25 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
         return NULL;
     fast->blocks = calloc((size_t)n, sizeof *fast->blocks);
     fast->lazy = calloc((size_t)n, 1);
-    if (!fast->blocks || !fast->lazy) {
+    fast->isnull = calloc((size_t)n, sizeof *fast->isnull);
+    if (!fast->blocks || !fast->lazy || !fast->isnull) {
         cg_fail(f, "out of memory");
         return NULL;
+    }
+    /* A write at c = 0 activates its block at the entry's start, not at first use, when the
+     * body surely stores there for the first cell already: every cell of a dense leaf runs the
+     * body, the store sits in the body's top level, nothing continues past it, and nothing
+     * asks whether the block is active (values read from a new block are the background
+     * either way). Then the cell loops have no branch left and LLVM unrolls them. */
+    for (int i = 0; i < n; i++) {
+        cg_access *a = &fast->acc[i];
+        if (!a->activates)
+            continue;
+        int top = 0;
+        for (const ir_stmt *s = fast->loop->body->first; s; s = s->next)
+            top |= (s->op == IR_GLOBAL_STORE || s->op == IR_ATOMIC) && s->arg[0] == a->fptr;
+        fast->lazy[i] = !(top && lit->kind == IR_KIND_DENSE && !u.has_continue &&
+                          !u.query[a->slot]);
     }
     uint8_t check[64] = {0};
     check[it] = 1;
@@ -112,6 +133,10 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
         int32_t sid = cg_snode_id(f, s, t->fields[s].nlevels - 1);
         if (sid < 0)
             return NULL;
+        /* unit stride: the cell's offset is a constant shift */
+        LLVMValueRef stride = cg_rt_load(f, s, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
+        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntEQ, stride,
+                          LLVMConstInt(f->t_i64, (unsigned long long)ir_type_size(t->fields[s].elem), 0), ""), "fast.ok");
         for (int a = 0; a < dim; a++) {
             LLVMValueRef ish = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_index_shift(a), f->t_i32);
             LLVMValueRef ash = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_axis_shift(a), f->t_i32);
@@ -188,13 +213,13 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
     const ir_level *lit = leaf_of(f, it);
     for (int x = 0; x < dim; x++)
         fast->entry_coord[x] = coord[x];
+    fast->entry_container = container;
     /* eager lookups shared by accesses to the same field and block */
     struct { int slot, d[IR_MAX_DIM]; LLVMValueRef c; } seen[64];
     int nseen = 0;
     for (int i = 0; i < fast->nacc; i++) {
         const cg_access *a = &fast->acc[i];
         int axes[IR_MAX_DIM], nz = nonzero_axes(a, dim, axes);
-        fast->lazy[i] = (uint8_t)a->activates;
         for (int k = 0; k < (1 << nz); k++) {
             int d[IR_MAX_DIM] = {0, 0, 0};
             for (int j = 0; j < nz; j++)
@@ -206,14 +231,14 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
                 fast->blocks[i][k] = container; /* the entry's own block */
                 continue;
             }
-            if (a->activates) { /* c = 0 here: one block, looked up at first use */
+            if (fast->lazy[i]) { /* c = 0 here: one block, looked up at first use */
                 LLVMValueRef p = cg_entry_alloca(f, f->t_ptr, "fast.block");
                 LLVMBuildStore(f->b, sentinel(f), p);
                 fast->blocks[i][k] = p;
                 continue;
             }
             LLVMValueRef c = NULL;
-            for (int s = 0; s < nseen && !c; s++)
+            for (int s = 0; s < nseen && !c && !a->activates; s++)
                 if (seen[s].slot == a->slot && !memcmp(seen[s].d, d, sizeof d))
                     c = seen[s].c;
             if (!c) {
@@ -222,7 +247,7 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
                     J[x] = LLVMBuildAdd(f->b, coord[x], c32(f, (long long)d[x] << lit->log2_size[x]), "J");
                 if (!(c = chain_at(f, a, J)))
                     return -1;
-                if (nseen < 64)
+                if (nseen < 64 && !a->activates)
                     seen[nseen++] = (typeof(seen[0])){a->slot, {d[0], d[1], d[2]}, c};
             }
             fast->blocks[i][k] = c;
@@ -259,6 +284,7 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
         cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, q, c32(f, canon_ish(lit, dim, x)), ""), "");
     }
     LLVMValueRef c;
+    fast->isnull[i] = NULL;
     if (fast->lazy[i]) {
         LLVMValueRef p = fast->blocks[i][0];
         LLVMValueRef have = LLVMBuildICmp(f->b, LLVMIntNE, LLVMBuildLoad2(f->b, f->t_ptr, p, ""),
@@ -285,5 +311,34 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
                 pick[k] = LLVMBuildSelect(f->b, out[axes[j]], pick[k | 1 << j], pick[k], "");
         c = pick[0];
     }
-    return cg_emit_field_ptr_at(f, a->fptr, c, cell);
+    const ir_field_info *fi = &t->fields[a->slot];
+    if (fi->levels[fi->nlevels - 1].kind != IR_KIND_DENSE)
+        return cg_emit_field_ptr_at(f, a->fptr, c, cell);
+    /* a dense leaf: container + header + field offset + component + cell * element size
+     * (the check saw unit stride); a missing block reads as NULL (the background) and a write
+     * to one (out of range: activation never leaves NULL otherwise) goes to the sink */
+    int32_t sid = cg_snode_id(f, a->slot, fi->nlevels - 1);
+    if (sid < 0)
+        return NULL;
+    uint64_t esz = (uint64_t)ir_type_size(fi->elem);
+    LLVMValueRef hdr = cg_rt_load(f, a->slot, CG_AT_SNODE, sid, offsetof(plm_rt_snode, header_bytes), f->t_i64);
+    LLVMValueRef foff = cg_rt_load(f, a->slot, CG_AT_FIELD, 0, offsetof(plm_rt_field, offset), f->t_i64);
+    LLVMValueRef off = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""),
+                                    LLVMConstInt(f->t_i64, a->fptr->comp * esz, 0), "");
+    off = LLVMBuildAdd(f->b, off, LLVMBuildMul(f->b, LLVMBuildZExt(f->b, cell, f->t_i64, ""),
+                                               LLVMConstInt(f->t_i64, esz, 0), ""), "");
+    /* the entry's own block is never NULL: it came from the list */
+    LLVMValueRef isnull = c == fast->entry_container ? LLVMConstInt(f->t_i1, 0, 0)
+                                                     : LLVMBuildIsNull(f->b, c, "");
+    LLVMValueRef at = LLVMBuildGEP2(f->b, f->t_i8, c, &off, 1, "fast.at");
+    if (!a->fptr->activate) {
+        /* a read: global_load picks the background on isnull; the address itself is only
+         * loaded from when the block exists */
+        fast->isnull[i] = isnull;
+        return at;
+    }
+    LLVMValueRef other = a->fptr->activate
+                             ? cg_rt_load(f, a->slot, CG_AT_RUNTIME, 0, offsetof(plm_runtime, value_sink), f->t_ptr)
+                             : LLVMConstPointerNull(f->t_ptr);
+    return LLVMBuildSelect(f->b, isnull, other, at, "fast.fptr");
 }

@@ -346,6 +346,47 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
 
 /* ---- struct_for ---- */
 
+/* The fast copy's cells of a dense leaf: one loop per axis, x outermost, so that what depends
+ * only on the outer axes (which neighbour block a row reads from) is hoisted out of the inner
+ * loop and the innermost loop (8 cells in the default layout) is short and constant: LLVM
+ * unrolls it and the block-crossing tests fold away. The check (fast_struct.c) has made sure
+ * cells are ordered x-major. Closes the entry loop ck. */
+static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef coord[],
+                      counted *ck)
+{
+    const ir_field_info *fi = &f->task->fields[f->task->field];
+    const ir_level *leaf = &fi->levels[fi->nlevels - 1];
+    int dim = fi->dim;
+    counted c[IR_MAX_DIM];
+    LLVMValueRef cell = LLVMConstInt(f->t_i32, 0, 0);
+    for (int a = 0; a < dim; a++) {
+        unsigned sh = 0;
+        for (int b = a + 1; b < dim; b++)
+            sh += leaf->log2_size[b];
+        fast->pos[a] = loop_open(f, &c[a], f->t_i32, LLVMConstInt(f->t_i32, 0, 0),
+                                 LLVMConstInt(f->t_i32, 1u << leaf->log2_size[a], 0),
+                                 LLVMConstInt(f->t_i32, 1, 0), "pos");
+        cell = LLVMBuildOr(f->b, cell,
+                           LLVMBuildShl(f->b, fast->pos[a], LLVMConstInt(f->t_i32, sh, 0), ""),
+                           "cell");
+    }
+    (void)cell;
+    int ok = cg_push_loop(f, loop, NULL, c[dim - 1].latch) == 0;
+    if (ok) {
+        for (int a = 0; a < dim; a++)
+            f->loops[f->nloops - 1].index[a] = LLVMBuildAdd(f->b, coord[a], fast->pos[a], "I");
+        ok = cg_emit_block(f, loop->body) == 0;
+        cg_pop_loop(f);
+    }
+    f->fast = NULL;
+    if (!ok)
+        return -1;
+    for (int a = dim - 1; a >= 0; a--)
+        loop_close(f, &c[a]);
+    loop_close(f, ck);
+    return 0;
+}
+
 /* The loops of a struct_for task: list entries [lo, hi), and the cells of each entry's leaf
  * container. With fast, the fast copy (fast_struct.c) is told each entry and cell, and the
  * body's recognized accesses use it. */
@@ -402,6 +443,8 @@ static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
         f->fast = NULL;
         return -1;
     }
+    if (fast && leaf_kind == IR_KIND_DENSE && target == CG_TARGET_CPU && fi->dim >= 1)
+        return fast_cells(f, loop, fast, coord, &ck);
     LLVMValueRef i = loop_open(f, &cc, i32, cstart, LLVMConstInt(i32, (unsigned)ncells, 0),
                                cstep, "cell");
     if (leaf_kind != IR_KIND_DENSE) {
