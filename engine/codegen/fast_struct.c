@@ -244,7 +244,7 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
             if (!c) {
                 LLVMValueRef J[IR_MAX_DIM];
                 for (int x = 0; x < dim; x++)
-                    J[x] = LLVMBuildAdd(f->b, coord[x], c32(f, (long long)d[x] << lit->log2_size[x]), "J");
+                    J[x] = LLVMBuildAdd(f->b, coord[x], c32(f, (long long)d[x] * (1LL << lit->log2_size[x])), "J");
                 if (!(c = chain_at(f, a, J)))
                     return -1;
                 if (nseen < 64 && !a->activates)
