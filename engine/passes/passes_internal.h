@@ -1,0 +1,23 @@
+/* Helpers shared by the pass files of engine/passes (not part of the module's contract). */
+#ifndef PLUME_ENGINE_PASSES_INTERNAL_H
+#define PLUME_ENGINE_PASSES_INTERNAL_H
+
+#include "engine/passes/passes.h"
+
+/* gtmp_ptr of `elem` at byte `offset` of the buffer whose address is scalar argument `arg`.
+ * Built field by field so that it does not depend on the builder's signature. */
+ir_stmt *pass_gtmp_ptr(ir_builder *b, ir_type elem, uint32_t arg, uint32_t offset);
+
+/* 1 when the statement changes memory outside the task's own locals (fields, masks, gtmp). */
+int pass_global_effect(const ir_stmt *s);
+/* 1 when something in the block (nested blocks included) has a global effect. */
+int pass_block_has_effect(ir_block *b);
+
+/* Removes statements without effects whose values nobody uses, until none is left: what a
+ * pass that deletes stores leaves behind would otherwise keep reads in the metadata. */
+void pass_drop_dead(ir_task *t);
+
+/* Copies t (metadata included) or returns NULL. */
+ir_task *pass_clone(const ir_task *t);
+
+#endif

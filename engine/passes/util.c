@@ -1,0 +1,92 @@
+/* Small helpers shared by the passes. */
+#include "engine/passes/passes_internal.h"
+
+ir_stmt *pass_gtmp_ptr(ir_builder *b, ir_type elem, uint32_t arg, uint32_t offset)
+{
+    ir_stmt *s = ir_stmt_new(b->task, IR_GTMP_PTR, IR_PTR(elem));
+    if (!s)
+        return NULL;
+    s->index = arg;
+    s->ival = offset;
+    return ir_emit(b, s);
+}
+
+int pass_global_effect(const ir_stmt *s)
+{
+    switch (s->op) {
+    case IR_GLOBAL_STORE: case IR_ATOMIC: case IR_ACTIVATE: case IR_DEACTIVATE:
+    case IR_SN_ACTIVATE: case IR_SN_DEACTIVATE:
+        return 1;
+    case IR_SN_LOOKUP: case IR_SN_FIELD_PTR:
+        return s->activate != 0;
+    default:
+        return 0;
+    }
+}
+
+static int effect_visit(ir_stmt *s, void *ud)
+{
+    (void)ud;
+    return pass_global_effect(s);
+}
+
+int pass_block_has_effect(ir_block *b)
+{
+    return ir_walk(b, effect_visit, NULL) != 0;
+}
+
+/* Ops that only compute a value: dropping an unused one changes nothing (the IR defines every
+ * arithmetic case, so nothing traps). */
+static int pure(const ir_stmt *s)
+{
+    switch (s->op) {
+    case IR_CONST: case IR_ARG: case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST:
+    case IR_ALLOCA: case IR_LOAD: case IR_GLOBAL_PTR: case IR_GTMP_PTR: case IR_GLOBAL_LOAD:
+    case IR_IS_ACTIVE: case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD: case IR_SN_INDEX:
+    case IR_SN_IS_ACTIVE:
+        return 1;
+    case IR_SN_LOOKUP: case IR_SN_FIELD_PTR:
+        return !s->activate;
+    default:
+        return 0;
+    }
+}
+
+typedef struct dead_ctx {
+    int changed;
+} dead_ctx;
+
+static void sweep(ir_block *b, dead_ctx *c)
+{
+    for (ir_stmt *s = b->last, *prev; s; s = prev) {
+        prev = s->prev;
+        if (s->body)
+            sweep(s->body, c);
+        if (s->els)
+            sweep(s->els, c);
+        if (pure(s) && s->mark == 0) {
+            /* operands lose a use now, so a chain dies in one backward sweep */
+            for (int i = 0; i < s->nargs; i++)
+                if (s->arg[i] && s->arg[i]->mark)
+                    s->arg[i]->mark--;
+            ir_unlink(s);
+            c->changed = 1;
+        }
+    }
+}
+
+void pass_drop_dead(ir_task *t)
+{
+    for (int round = 0; round < 64; round++) {
+        dead_ctx c = {0};
+        ir_task_count_uses(t);
+        sweep(t->body, &c);
+        if (!c.changed)
+            break;
+    }
+}
+
+ir_task *pass_clone(const ir_task *t)
+{
+    return ir_task_clone((ir_task *)t);
+}
