@@ -140,7 +140,7 @@ static int push(off_ctx *o, ir_task *t)
         ir_task_free(t);
         return -1;
     }
-    if (ir_task_compute_meta(t) != 0) {
+    if (pass_compute_meta(t) != 0) {
         ir_task_free(t);
         return off_fail(o, NULL, "out of memory");
     }

@@ -17,6 +17,14 @@ int pass_block_has_effect(ir_block *b);
  * pass that deletes stores leaves behind would otherwise keep reads in the metadata. */
 void pass_drop_dead(ir_task *t);
 
+/* ir_task_compute_meta, except for a task that touches no state at all, whose (empty)
+ * metadata is filled here: engine/ir/meta.c hands qsort a NULL array then, which UBSan
+ * rejects. 0, or -1 when out of memory. */
+int pass_compute_meta(ir_task *t);
+
+/* 1 when the task reads or writes its kernel's global temporaries. */
+int pass_uses_gtmp(const ir_task *t);
+
 /* Copies t (metadata included) or returns NULL. */
 ir_task *pass_clone(const ir_task *t);
 

@@ -90,3 +90,42 @@ ir_task *pass_clone(const ir_task *t)
 {
     return ir_task_clone((ir_task *)t);
 }
+
+static int touches_state(ir_stmt *s, void *ud)
+{
+    (void)ud;
+    switch (s->op) {
+    case IR_GLOBAL_LOAD: case IR_GLOBAL_STORE: case IR_ATOMIC: case IR_IS_ACTIVE:
+    case IR_ACTIVATE: case IR_DEACTIVATE:
+        return 1;
+    default:
+        return s->op >= IR_SN_ROOT;
+    }
+}
+
+int pass_compute_meta(ir_task *t)
+{
+    if (t->kind != IR_TASK_SERIAL && t->kind != IR_TASK_RANGE_FOR && t->kind != IR_TASK_KERNEL)
+        return ir_task_compute_meta(t);
+    if (ir_walk(t->body, touches_state, NULL))
+        return ir_task_compute_meta(t);
+    ir_task_meta *m = &t->meta;
+    m->kind = t->kind == IR_TASK_KERNEL ? IR_TASK_SERIAL : t->kind;
+    m->flags = 0;
+    m->field = t->field;
+    m->level = t->level;
+    m->begin = m->end = 0;
+    m->naccess = 0;
+    m->access = NULL;
+    ir_stmt *loop = t->body->last;
+    if (t->kind == IR_TASK_RANGE_FOR && loop && loop->op == IR_RANGE_FOR) {
+        if (loop->arg[0]->op == IR_CONST && loop->arg[1]->op == IR_CONST) {
+            m->begin = loop->arg[0]->ival;
+            m->end = loop->arg[1]->ival;
+        } else {
+            m->flags |= IR_TASKF_DYNAMIC_RANGE;
+        }
+    }
+    t->has_meta = 1;
+    return 0;
+}
