@@ -207,6 +207,51 @@ static int find_gc(ir_stmt *s, void *ud)
     return 0;
 }
 
+/* Inside a struct_for over slot f, the element f[I] at exactly the loop index is active: the
+ * loop visits active elements only. Writing it needs no activation on any level, which keeps
+ * masks out of the task's writes (the SFG can then keep lists and fuse). Not when the task
+ * deactivates cells of f: another iteration could free the block under the write. */
+typedef struct own_ctx {
+    const ir_stmt *loop;
+    uint32_t bits;
+    int deactivates;
+} own_ctx;
+
+static int find_deactivate(ir_stmt *s, void *ud)
+{
+    own_ctx *c = ud;
+    if ((s->op == IR_DEACTIVATE || s->op == IR_SN_DEACTIVATE) && s->field == c->loop->field)
+        c->deactivates = 1;
+    return 0;
+}
+
+static int demote_own(ir_stmt *s, void *ud)
+{
+    own_ctx *c = ud;
+    if ((s->op != IR_GLOBAL_PTR && s->op != IR_ACTIVATE) || s->field != c->loop->field)
+        return 0;
+    for (int i = 0; i < s->nargs; i++) {
+        const ir_stmt *a = s->arg[i];
+        if (a->op != IR_LOOP_INDEX || a->loop != c->loop || a->index != (uint32_t)i)
+            return 0;
+    }
+    s->demoted |= c->bits;
+    return 0;
+}
+
+static void demote_own_elements(ir_task *t)
+{
+    ir_stmt *loop = t->body->last;
+    const ir_field_info *f = &t->fields[loop->field];
+    own_ctx c = {loop, 0, 0};
+    for (int l = 1; l < f->nlevels; l++)
+        if (ir_level_is_sparse(&f->levels[l]))
+            c.bits |= 1u << l;
+    ir_walk(loop->body, find_deactivate, &c);
+    if (c.bits && !c.deactivates && f->dim > 0)
+        ir_walk(loop->body, demote_own, &c);
+}
+
 static int segment_task(off_ctx *o, ir_block *scratch, int kind)
 {
     ir_task *t = new_task(o, kind);
@@ -233,6 +278,7 @@ static int segment_task(off_ctx *o, ir_block *scratch, int kind)
         ir_stmt *loop = t->body->last;
         t->field = loop->field;
         t->level = (uint8_t)(t->fields[loop->field].nlevels - 2);
+        demote_own_elements(t);
     }
     return push(o, t);
 }

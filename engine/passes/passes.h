@@ -45,6 +45,8 @@ int ir_field_info_from_layout(const plm_layout *layout, int field, ir_field_info
  *  - a top-level parallel range_for -> a range_for task whose prologue computes the bounds;
  *  - a top-level struct_for over slot f -> clear_list + listgen for each level 1..leaf-1 of
  *    f's chain (root down), then the struct_for task (field f, level leaf-1);
+ *    Accesses to f[I] at exactly its loop index get every sparse level `demoted` (the loop
+ *    visits active elements only) unless the task deactivates cells of f;
  *  - after a task that deactivates cells of a pointer or dynamic level: a gc task for it.
  * Values crossing tasks: pure expressions of constants and arguments are recomputed where
  * used; any other SSA value is stored by its producer into the kernel's global temporaries and

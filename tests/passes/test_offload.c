@@ -217,7 +217,8 @@ static void test_struct(void)
                "    $3 = loop_index i32 $2 0\n"
                "    $4 = loop_index i32 $2 1\n"
                "    $5 = loop_index i32 $2 2\n"
-               "    $6 = global_ptr ptr<f32> @q [$3 $4 $5]\n"
+               /* q[I] at the loop index is active: no level needs activating */
+               "    $6 = global_ptr ptr<f32> @q [$3 $4 $5] demoted(1,2)\n"
                "    $7 = global_load f32 $6\n"
                "    $8 = mul f32 $7 $1\n"
                "    $9 : global_store $6 $8\n"
@@ -225,11 +226,9 @@ static void test_struct(void)
                "}\n",
                "meta struct_for @q.L2\n"
                "  value @q: read write elementwise unique cover\n"
-               "  mask @q.L1: read write index_only\n"
-               "  mask @q.L2: read write index_only\n"
+               "  mask @q.L1: read\n"
+               "  mask @q.L2: read\n"
                "  list @q.L2: read\n"
-               "  alloc @q.L1: write atomic(activate)\n"
-               "  alloc @q.L2: write atomic(activate)\n"
                "  gtmp: read\n");
     check_task(t[6],
                "task serial \"k#6\" gtmp=16 {\n"

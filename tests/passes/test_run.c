@@ -2,7 +2,7 @@
  * the code generator's CPU JIT, on a sparse tree with the default volume layout; results are
  * compared voxel by voxel with the same computation done through plm_tree_read/write on a
  * second tree. Exercises activation through pointer levels, background reads of inactive
- * neighbours, list generation for a struct_for, is_active, deactivation + gc, and a value
+ * neighbours, list generation for a struct_for, a demoted write at the loop index, is_active, deactivation + gc, and a value
  * carried from a serial task to a range_for through the global temporaries. */
 #include "check.h"
 #include "engine/codegen/jit.h"
@@ -142,6 +142,23 @@ static ir_task *k_stencil(env *e)
     return k;
 }
 
+/* for (I in a) a[I] = a[I] * 3: the write at the loop index is demoted (no activation) */
+static ir_task *k_triple(env *e)
+{
+    ir_task *k = ir_task_new(IR_TASK_KERNEL, "triple", e->fi, 2, NULL, 0);
+    ir_builder b;
+    ir_builder_init(&b, k);
+    ir_stmt *loop = ir_struct_for(&b, 0);
+    ir_builder_at_end(&b, loop->body);
+    ir_stmt *I[3];
+    for (int a = 0; a < 3; a++)
+        I[a] = ir_loop_index(&b, loop, (uint32_t)a);
+    ir_stmt *p = ir_global_ptr(&b, 0, 0, I);
+    ir_stmt *v = ir_binary(&b, IR_MUL, ir_global_load(&b, p), ir_const_float(&b, IR_F32, 3.0));
+    ir_global_store(&b, p, v);
+    return k;
+}
+
 /* serial: b[P + (0,0,8)] = is_active(a[P]) ? 5 : 9 (another block); keep = a[P]; deactivate a[P]
  * (and with it b's values in that block: a and b share their blocks); then, keep carried through gtmp:
  * for i in [0, 4): b[i, 0, 0] = keep + i */
@@ -188,6 +205,8 @@ static void reference(plm_tree *t, int32_t px, int32_t py, int32_t pz)
                 plm_tree_read(t, 0, x + 1, y, z, &r);
                 float v = c * 2.0f + r;
                 plm_tree_write(t, 1, x, y, z, &v);
+                c *= 3.0f;
+                plm_tree_write(t, 0, x, y, z, &c);
             }
     float c;
     float s = plm_tree_read(t, 0, px, py, pz, &c) == 1 ? 5.0f : 9.0f;
@@ -232,6 +251,7 @@ int main(void)
     uint64_t pa[3] = {(uint64_t)(int64_t)P[0], (uint64_t)(int64_t)P[1], (uint64_t)(int64_t)P[2]};
     CHECK_EQ(run_kernel(&e, k_scatter(&e), NULL, 0), 0);
     CHECK_EQ(run_kernel(&e, k_stencil(&e), NULL, 0), 0);
+    CHECK_EQ(run_kernel(&e, k_triple(&e), NULL, 0), 0);
     CHECK_EQ(run_kernel(&e, k_kill(&e), pa, 3), 0);
     reference(ref, P[0], P[1], P[2]);
     CHECK_EQ(plm_rt_error(e.rt), 0);
@@ -259,7 +279,7 @@ int main(void)
     CHECK_EQ(plm_tree_read(e.tree, 1, P[0], P[1], P[2] + 8, &v), 1);
     CHECK(v == 5.0f);
     CHECK_EQ(plm_tree_read(e.tree, 1, 2, 0, 0, &v), 1);
-    CHECK(v == 13.0f); /* a[P] = 10 + 1, carried, + 2 */
+    CHECK(v == 35.0f); /* a[P] = (10 + 1) * 3, carried, + 2 */
     jit_destroy(e.j);
     plm_tree_destroy(e.tree);
     plm_tree_destroy(ref);
