@@ -1,0 +1,46 @@
+/* lower.h — from the checked AST of one kernel (engine/lang/ast.h) to one IR_TASK_KERNEL
+ * (engine/ir/ir.h), the input of passes_offload (engine/passes/passes.h).
+ *
+ * What the kernel task looks like:
+ *  - Field slots: the kernel's field parameters in parameter order; fields[i] describes the
+ *    i-th field parameter (the caller builds it with ir_field_info_from_layout). Its elem and
+ *    components must match the parameter's declared element type (f32 -> f32 x1, vec3 -> f32
+ *    x3, i32 -> i32 x1, ...), its dim the declared dimension; otherwise an error.
+ *  - Scalar arguments (IR_ARG index): first the kernel's non-field parameters in parameter
+ *    order, each split into its components (bool/i32/i64/u32/f32/f64: one; vecN: N f32;
+ *    ivecN: N i32; mat3: 9 f32, column-major); then one f32 per field slot, in slot order:
+ *    that field's voxel size (what voxel_size(f) reads). task->nargs and task->arg_types say
+ *    so. A launch fills the slots in exactly this order (engine/launch.c).
+ *  - The IR is scalar: vectors and matrices are split into components; locals become one
+ *    alloca per component; functions are inlined; static loops are unrolled.
+ *  - A top-level (outermost) parallel range loop becomes an IR_RANGE_FOR with parallel = 1
+ *    (an ivec2/ivec3 box becomes one linear range decomposed into x, y, z, x fastest); a
+ *    struct-for becomes an IR_STRUCT_FOR over the field's slot. Every other loop is serial.
+ *  - `f[i] op= v` marked atomic becomes IR_ATOMIC (per component); in serial code a plain
+ *    load/op/store. Reads of inactive elements give the background (global_load semantics).
+ *  - Integer / and % are floored (IR_DIV/IR_MOD); && || and ?: evaluate only what the language
+ *    says they evaluate.
+ * The result is verified (ir_verify) and has no metadata (offload computes it).
+ *
+ * Ownership: *out belongs to the caller (ir_task_free). prog and fields are only read.
+ * Threads: no global state; different kernels may be lowered on different threads at once
+ * (a checked program is read-only).
+ * Errors: 0, or -1 with a message in err ("lower 'k' file:line:col: ...") — a field descriptor
+ * that does not match, an unsupported construct, out of memory. Nothing aborts. */
+#ifndef PLUME_ENGINE_LOWER_H
+#define PLUME_ENGINE_LOWER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/ir/ir.h"
+#include "engine/lang/ast.h"
+
+int lower_kernel(const pk_program *prog, const pk_func *kernel, const ir_field_info *fields,
+                 uint32_t nfields, ir_task **out, char *err, size_t n);
+
+/* Number of IR scalar arguments of the kernel's non-field parameters (before the per-field
+ * voxel sizes). */
+uint32_t lower_scalar_arg_count(const pk_func *kernel);
+
+#endif
