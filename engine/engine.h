@@ -51,6 +51,12 @@ uint64_t eng_memory_bytes(const eng_context *ctx);
 uint64_t eng_memory_budget(const eng_context *ctx);
 int eng_threads(const eng_context *ctx);
 
+/* The layout (SNodes only, no place()) of a field of dimension dim (0..3) whose declaration
+ * names none: 3 is PLM_LAYOUT_DEFAULT (OpenVDB's tree); 2 the same tree in x, y; 1 a pointer
+ * array of 512-cell blocks over [0, 2^21); 0 one cell (a scalar kept with the fields).
+ * Static storage; NULL for another dim. */
+const char *eng_default_layout(int dim);
+
 /* Fields are owned by the context; pointers stay valid until eng_destroy. */
 int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
 eng_field *eng_field_find(eng_context *ctx, const char *name);
@@ -84,5 +90,9 @@ enum { ENG_REDUCE_SUM = 0, ENG_REDUCE_MAX_ABS = 1 };
 double eng_field_reduce(eng_field *f, int op);
 /* Value of one voxel (component c); background when inactive. */
 float eng_field_read(eng_field *f, const int32_t ijk[3], int c);
+/* Writes every component of one voxel (value holds eng_field_components floats), activating
+ * it. Axes beyond the field's dimension are ignored. 0, ENG_ENOMEM (budget) or ENG_EINVAL
+ * (outside the field's range). For small fields (0-D scalars, 1-D arrays); volumes go by block. */
+int eng_field_write(eng_context *ctx, eng_field *f, const int32_t ijk[3], const float *value);
 
 #endif

@@ -129,6 +129,9 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
                 rc = cpu_pool_parallel_for(ctx->pool, be[1] - be[0], 0, run_range, &j, err, sizeof err);
         } else if (low->kind == IR_TASK_STRUCT_FOR) {
             int32_t sn = low->fields[low->field].levels[low->level].rt_snode;
+            /* A leaf right under the root iterates list(root), which no listgen task makes. */
+            if (low->level == 0)
+                plm_rt_listgen_root(rts[low->field]);
             int32_t n = plm_rt_list_size(rts[low->field], sn);
             rc = cpu_pool_parallel_for(ctx->pool, n, 0, run_struct, &j, err, sizeof err);
         } else {

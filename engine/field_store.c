@@ -76,6 +76,17 @@ int eng_host_write(eng_context *ctx, eng_field *f)
 }
 #endif
 
+const char *eng_default_layout(int dim)
+{
+    switch (dim) {
+    case 0: return "dense(i,1)";
+    case 1: return "pointer(i,4096).dense(i,512)";
+    case 2: return "offset(-2048).pointer(ij,32).pointer(ij,16).dense(ij,8)";
+    case 3: return PLM_LAYOUT_DEFAULT;
+    default: return NULL;
+    }
+}
+
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
 {
     const char *base = desc->layout && desc->layout[0] ? desc->layout : PLM_LAYOUT_DEFAULT;
@@ -298,6 +309,20 @@ float eng_field_read(eng_field *f, const int32_t ijk[3], int c)
     float v[3];
     plm_tree_read(f->tree, f->fid, ijk[0], ijk[1], ijk[2], v);
     return v[c];
+}
+
+int eng_field_write(eng_context *ctx, eng_field *f, const int32_t ijk[3], const float *value)
+{
+    int rc = eng_host_write(ctx, f);
+    if (rc)
+        return rc;
+    /* A write out of range or past the budget is dropped and recorded in the tree. */
+    plm_tree_write(f->tree, f->fid, ijk[0], ijk[1], ijk[2], value);
+    char msg[512];
+    if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0)
+        return eng_fail(ctx, strstr(msg, "budget") ? ENG_ENOMEM : ENG_EINVAL,
+                        "field '%s': voxel (%d, %d, %d): %s", f->name, ijk[0], ijk[1], ijk[2], msg);
+    return ENG_OK;
 }
 
 static int cmp_origin(const void *pa, const void *pb)

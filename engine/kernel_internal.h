@@ -23,6 +23,7 @@ typedef struct eng_spec {
     ir_task **tasks;         /* offloaded, with metadata; owned */
     uint32_t ntasks;
     uint32_t nargs;          /* scalar arguments after scalarization, gtmp address included */
+    const ir_type *arg_types;/* per argument (tasks[0]'s: every task of a kernel has the same) */
     uint32_t gtmp_arg;       /* argument carrying the gtmp buffer's address; UINT32_MAX: none */
     void *gtmp;              /* the kernel's global temporaries (one buffer: launches of this
                               * spec are ordered by its SFG state) */

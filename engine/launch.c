@@ -136,7 +136,8 @@ static int bind(eng_context *ctx, eng_kernel *k, eng_spec *s, const uint32_t *id
     return ENG_OK;
 }
 
-/* Scalar parameters fill 8-byte slots in order, components in order (lower.h). */
+/* Scalar parameters fill 8-byte slots in order, components in order, then one voxel size per
+ * field slot (lower.h). */
 static int pack_args(eng_context *ctx, eng_kernel *k, const eng_spec *s, const eng_arg *args,
                      uint64_t *slots)
 {
@@ -165,6 +166,18 @@ static int pack_args(eng_context *ctx, eng_kernel *k, const eng_spec *s, const e
             }
             slots[a] = bits;
         }
+    }
+    /* Then each field slot's voxel size (what voxel_size(f) reads), as f32. */
+    for (uint32_t p = 0, slot = 0; p < k->fn->nparams; p++) {
+        if (k->fn->params[p]->type.kind != PK_T_FIELD)
+            continue;
+        if (a >= s->nargs || s->arg_types[a] != IR_F32)
+            return eng_fail(ctx, ENG_EINTERNAL, "kernel '%s': the IR has no voxel size for field slot %u", k->fn->name, slot);
+        float vs = (float)eng_field_info(args[p].field)->voxel_size;
+        uint32_t u;
+        memcpy(&u, &vs, 4);
+        slots[a++] = u;
+        slot++;
     }
     if (s->gtmp_arg != UINT32_MAX)
         slots[s->gtmp_arg] = (uint64_t)(uintptr_t)s->gtmp;
@@ -210,6 +223,9 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
             s = &k->specs[i];
     if (!s && (rc = make_spec(ctx, k, infos, nf, &s)) != ENG_OK)
         return rc;
+    /* A kernel without effect (pure code) offloads to no task at all. */
+    if (!s->ntasks)
+        return ENG_OK;
     eng_binding *b;
     if ((rc = bind(ctx, k, s, ids, &b)) != ENG_OK)
         return rc;

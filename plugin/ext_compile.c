@@ -4,6 +4,9 @@
 #define _GNU_SOURCE
 #include "engine/lang/lang.h"
 #include "plugin/plugin.h"
+#if PLUME_HAVE_KERNELS
+#include "engine/listing.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,40 @@ static char *kernel_list(const pk_program *prog, const char *only)
     }
     fclose(f);
     return buf;
+}
+
+/* IR, LLVM, assembly and PTX listings need every compiler stage (engine/listing.h). */
+static plume_status listing(pl_context *ctx, const char *file, const char *source,
+                            const char *kernel, plume_device target, plume_emit emit, char **text)
+{
+    const char *what = emit == PLUME_EMIT_IR ? "IR" : emit == PLUME_EMIT_LLVM ? "LLVM"
+                       : emit == PLUME_EMIT_ASM ? "assembly" : "PTX";
+#if PLUME_HAVE_KERNELS
+    (void)what;
+    int kind;
+    if (emit == PLUME_EMIT_IR)
+        kind = ENG_LIST_IR;
+    else if (emit == PLUME_EMIT_PTX)
+        kind = ENG_LIST_PTX;
+    else if (emit == PLUME_EMIT_LLVM)
+        kind = target == PLUME_DEVICE_CUDA ? ENG_LIST_PTX_LLVM : ENG_LIST_LLVM;
+    else if (target == PLUME_DEVICE_CUDA)
+        kind = ENG_LIST_PTX; /* a GPU's assembly is its PTX */
+    else
+        kind = ENG_LIST_ASM;
+    char err[4000];
+    int rc = eng_compile_listing(file, source, strlen(source), kernel, kind, text, err, sizeof err);
+    if (rc == ENG_LIST_OK)
+        return PLUME_OK;
+    return pl_fail(ctx, rc == ENG_LIST_ESOURCE ? PLUME_ERR_COMPILE
+                        : rc == ENG_LIST_ENOTFOUND ? PLUME_ERR_NOT_FOUND : PLUME_ERR_INTERNAL,
+                   "%s", err);
+#else
+    (void)file, (void)source, (void)kernel, (void)target, (void)text;
+    return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
+                   "compile: %s listings need the IR, optimizer and LLVM stages, which this "
+                   "build of Plume lacks; --emit check and --emit ast work", what);
+#endif
 }
 
 static plume_status compile(plume_context *handle, const char *file, const char *source,
@@ -71,11 +108,7 @@ static plume_status compile(plume_context *handle, const char *file, const char 
         else if (emit == PLUME_EMIT_AST)
             *text = pk_print_program(prog, 0);
         else
-            st = pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
-                         "compile: %s listings need the IR, optimizer and LLVM stages, which this "
-                         "build of Plume lacks; --emit check and --emit ast work",
-                         emit == PLUME_EMIT_IR ? "IR" : emit == PLUME_EMIT_LLVM ? "LLVM"
-                         : emit == PLUME_EMIT_ASM ? "assembly" : "PTX");
+            st = listing(ctx, file, source, kernel, target, emit, text);
         if (st == PLUME_OK && !*text)
             st = pl_fail(ctx, PLUME_ERR_INTERNAL, "compile: out of host memory");
     }

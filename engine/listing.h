@@ -1,0 +1,33 @@
+/* listing.h — what `plume compile --emit ir|llvm|asm|ptx` prints: a kernel's code at each stage
+ * of the compiler, without a context or fields.
+ *
+ * Fields have no layout in a source file, so each field parameter is given the default layout
+ * of its dimension (eng_default_layout, engine.h): the listing shows the code a scene's default fields
+ * get. IR listings show the kernel as lowered, after each scalar-optimizer pass, each task as
+ * offloaded (with its metadata), and each task as the code generator receives it. LLVM and
+ * assembly listings show each task's optimized module (the sparse runtime linked in and
+ * internalized); PTX listings are for sm_80.
+ *
+ * Threads: no shared state; any thread. Ownership: *text is malloc'd (free()). Errors: -1 with
+ * the message in err (source errors as rendered diagnostics: file:line:col, line, caret). */
+#ifndef PLUME_ENGINE_LISTING_H
+#define PLUME_ENGINE_LISTING_H
+
+#include <stddef.h>
+
+typedef enum eng_listing_kind {
+    ENG_LIST_IR = 0,
+    ENG_LIST_LLVM = 1,
+    ENG_LIST_ASM = 2,
+    ENG_LIST_PTX = 3,
+    ENG_LIST_PTX_LLVM = 4 /* the NVPTX module's LLVM IR */
+} eng_listing_kind;
+
+/* Error kinds for the caller to map onto its own status codes. */
+enum { ENG_LIST_OK = 0, ENG_LIST_ESOURCE = 1, ENG_LIST_ENOTFOUND = 2, ENG_LIST_EFAIL = 3 };
+
+/* kernel NULL or "": every kernel of the file. Returns ENG_LIST_*. */
+int eng_compile_listing(const char *file, const char *src, size_t len, const char *kernel,
+                        int kind, char **text, char *err, size_t n);
+
+#endif
