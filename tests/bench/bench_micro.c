@@ -1,0 +1,458 @@
+/* plume-bench micro: the ten microbenchmarks of AsyncTaichi's supplement, written in Plume's
+ * kernel language, each run eager, optimized, and optimized with each pass disabled in turn
+ * (bench_sfg.h). Targets (issue 6, 2-core CPU): geometric mean over the cases of at least 4x
+ * fewer tasks launched and at least 2.2x less wall time, eager over optimized. */
+#include "bench_sfg.h"
+
+#if defined(PLUME_HAVE_KERNELS)
+
+/* Sizes: dense 1-D arrays of N elements; 3-D cases in a box of B^3 voxels. */
+static int N_of(sfgb_run *r) { return r->quick ? 1 << 12 : 1 << 20; }
+static int B_of(sfgb_run *r) { return r->quick ? 32 : 128; }
+
+/* The source with every "$N" replaced by n (ranges must be constants for fusion). */
+static char *with_n(const char *tmpl, int n)
+{
+    static char buf[8192];
+    char num[16];
+    snprintf(num, sizeof num, "%d", n);
+    size_t o = 0;
+    for (const char *p = tmpl; *p && o + 16 < sizeof buf; p++) {
+        if (p[0] == '$' && p[1] == 'N') {
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s", num);
+            p++;
+        } else {
+            buf[o++] = *p;
+        }
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+static char dense1[64];
+static const char *dense_layout(sfgb_run *r)
+{
+    snprintf(dense1, sizeof dense1, "dense(i,%d)", N_of(r));
+    return dense1;
+}
+
+static int sync_or_fail(sfgb_run *r) { return eng_sync(r->ctx) != ENG_OK ? sfgb_fail(r, "sync") : 0; }
+
+static void check_1d(sfgb_run *r, int slot, int extent)
+{
+    sfgb_check *c = r->user;
+    c->dim[slot] = 1;
+    c->extent[slot] = extent;
+}
+static void check_dim(sfgb_run *r, int slot, int dim, int extent)
+{
+    sfgb_check *c = r->user;
+    c->dim[slot] = dim;
+    c->extent[slot] = extent;
+}
+
+/* ---- chain_copy: y = x + 1; z = y + 4 ---------------------------------------------------- */
+
+static int chain_setup(sfgb_run *r)
+{
+    const char *L = dense_layout(r);
+    if (!sfgb_field(r, 0, "x", L, ENG_F32, 0, 1) || !sfgb_field(r, 1, "y", L, ENG_F32, 0, 1) ||
+        !sfgb_field(r, 2, "z", L, ENG_F32, 0, 1))
+        return 1;
+    if (sfgb_compile(r, with_n(
+            "kernel init(field<f32, 1> x) { for (i in 0 .. $N) { x[i] = f32(i % 100); } }\n"
+            "kernel cp1(field<f32, 1> x, field<f32, 1> y) { for (i in 0 .. $N) { y[i] = x[i] + 1.0; } }\n"
+            "kernel cp2(field<f32, 1> y, field<f32, 1> z) { for (i in 0 .. $N) { z[i] = y[i] + 4.0; } }\n",
+            N_of(r))))
+        return 1;
+    for (int i = 0; i < 3; i++)
+        check_1d(r, i, N_of(r));
+    return sfgb_launch(r, "init", "f0") || sync_or_fail(r);
+}
+static int chain_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    return sfgb_launch(r, "cp1", "f0 f1") || sfgb_launch(r, "cp2", "f1 f2");
+}
+
+/* ---- increments: ten x[i] += 1 ----------------------------------------------------------- */
+
+static int inc_setup(sfgb_run *r)
+{
+    if (!sfgb_field(r, 0, "x", dense_layout(r), ENG_F32, 0, 1))
+        return 1;
+    check_1d(r, 0, N_of(r));
+    return sfgb_compile(r, with_n(
+        "kernel inc(field<f32, 1> x) { for (i in 0 .. $N) { x[i] += 1.0; } }\n", N_of(r)));
+}
+static int inc_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    for (int k = 0; k < 10; k++)
+        if (sfgb_launch(r, "inc", "f0"))
+            return 1;
+    return 0;
+}
+
+/* ---- fill_array: ten fills with one constant ---------------------------------------------- */
+
+static int fill_setup(sfgb_run *r)
+{
+    if (!sfgb_field(r, 0, "x", dense_layout(r), ENG_F32, 0, 1))
+        return 1;
+    check_1d(r, 0, N_of(r));
+    return sfgb_compile(r, with_n(
+        "kernel fill(field<f32, 1> x) { for (i in 0 .. $N) { x[i] = 3.0; } }\n", N_of(r)));
+}
+static int fill_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    for (int k = 0; k < 10; k++)
+        if (sfgb_launch(r, "fill", "f0"))
+            return 1;
+    return 0;
+}
+
+/* ---- sparse_saxpy: saxpy kernels over sparse 3-D fields ------------------------------------ */
+
+static const char *saxpy_src =
+    "kernel init(field<f32> x, field<f32> y) {\n"
+    "    for (P in ivec3(0) .. ivec3($N)) {\n"
+    "        if ((P.x / 8 + P.y / 8 + P.z / 8) % 3 == 0) {\n"
+    "            x[P] = f32((P.x + 2 * P.y + 3 * P.z) % 16);\n"
+    "            y[P] = f32((P.x * P.y + P.z) % 8);\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "kernel saxpy(field<f32> x, field<f32> y, field<f32> z, f32 a) {\n"
+    "    for (I in x) { z[I] = a * x[I] + y[I]; }\n"
+    "}\n"
+    "kernel saxpy2(field<f32> x, field<f32> z, field<f32> y, f32 b) {\n"
+    "    for (I in x) { y[I] = b * z[I] + x[I]; }\n"
+    "}\n";
+
+static int saxpy_setup(sfgb_run *r)
+{
+    for (int i = 0; i < 3; i++) {
+        const char *nm[3] = {"x", "y", "z"};
+        if (!sfgb_field(r, i, nm[i], "", ENG_F32, 0, 1))
+            return 1;
+        check_dim(r, i, 3, 0);
+    }
+    if (sfgb_compile(r, with_n(saxpy_src, B_of(r))))
+        return 1;
+    return sfgb_launch(r, "init", "f0 f1") || sync_or_fail(r);
+}
+static int saxpy_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    return sfgb_launch(r, "saxpy", "f0 f1 f2 0.5") || sfgb_launch(r, "saxpy2", "f0 f2 f1 0.25") ||
+           sfgb_launch(r, "saxpy", "f0 f1 f2 2") || sfgb_launch(r, "saxpy2", "f0 f2 f1 0.125");
+}
+
+/* ---- autodiff: loss by reduction, gradients accumulated, ten times ------------------------ */
+
+static int ad_setup(sfgb_run *r)
+{
+    const char *L = dense_layout(r);
+    if (!sfgb_field(r, 0, "x", L, ENG_F32, 0, 1) || !sfgb_field(r, 1, "gx", L, ENG_F32, 0, 1) ||
+        !sfgb_field(r, 2, "loss", "dense(i,1)", ENG_F32, 0, 1))
+        return 1;
+    check_1d(r, 0, N_of(r));
+    check_1d(r, 1, N_of(r));
+    check_dim(r, 2, 0, 1);
+    /* Values 0..3: the loss (below 2^24) is exact in any order of the atomic adds. */
+    if (sfgb_compile(r, with_n(
+            "kernel init(field<f32, 1> x) { for (i in 0 .. $N) { x[i] = f32(i % 4); } }\n"
+            "kernel clear_loss(field<f32, 0> loss) { loss[] = 0.0; }\n"
+            "kernel compute_loss(field<f32, 1> x, field<f32, 0> loss) {\n"
+            "    for (i in 0 .. $N) { loss[] += x[i] * x[i]; }\n"
+            "}\n"
+            "kernel loss_grad(field<f32, 1> x, field<f32, 1> gx) {\n"
+            "    for (i in 0 .. $N) { gx[i] += 2.0 * x[i]; }\n"
+            "}\n",
+            N_of(r))))
+        return 1;
+    return sfgb_launch(r, "init", "f0") || sync_or_fail(r);
+}
+static int ad_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    for (int k = 0; k < 10; k++)
+        if (sfgb_launch(r, "clear_loss", "f2") || sfgb_launch(r, "compute_loss", "f0 f2") ||
+            sfgb_launch(r, "loss_grad", "f0 f1"))
+            return 1;
+    return 0;
+}
+
+/* ---- stencil_reduction: 3-point stencils and max-reductions -------------------------------- */
+
+static int sr_setup(sfgb_run *r)
+{
+    const char *L = dense_layout(r);
+    if (!sfgb_field(r, 0, "x", L, ENG_F32, 0, 1) || !sfgb_field(r, 1, "y", L, ENG_F32, 0, 1) ||
+        !sfgb_field(r, 2, "m", "dense(i,1)", ENG_F32, 0, 1))
+        return 1;
+    check_1d(r, 0, N_of(r));
+    check_1d(r, 1, N_of(r));
+    check_dim(r, 2, 0, 1);
+    if (sfgb_compile(r, with_n(
+            "kernel init(field<f32, 1> x) { for (i in 0 .. $N) { x[i] = f32(i % 37) * 0.25; } }\n"
+            "kernel stencil(field<f32, 1> a, field<f32, 1> b) {\n"
+            "    for (i in 1 .. $N - 1) { b[i] = 0.5 * a[i] + 0.25 * (a[i - 1] + a[i + 1]); }\n"
+            "}\n"
+            "kernel reduce(field<f32, 1> a, field<f32, 0> m) {\n"
+            "    for (i in 0 .. $N) { m[] max= abs(a[i]); }\n"
+            "}\n",
+            N_of(r))))
+        return 1;
+    return sfgb_launch(r, "init", "f0") || sync_or_fail(r);
+}
+static int sr_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    return sfgb_launch(r, "stencil", "f0 f1") || sfgb_launch(r, "reduce", "f1 f2") ||
+           sfgb_launch(r, "stencil", "f1 f0") || sfgb_launch(r, "reduce", "f0 f2");
+}
+
+/* ---- mpm_splitted: a 2-D particle-in-cell substep split into small kernels ----------------- */
+
+static const char *mpm_src =
+    "const i32 G = 128;\n"
+    "const f32 DX = 1.0 / 128.0;\n"
+    "kernel init(field<f32, 1> px, field<f32, 1> py, field<f32, 1> vx, field<f32, 1> vy) {\n"
+    "    for (p in 0 .. $N) {\n"
+    "        px[p] = 0.3 + 0.4 * f32(p % 97) / 97.0;\n"
+    "        py[p] = 0.3 + 0.4 * f32((p / 97) % 89) / 89.0;\n"
+    "        vx[p] = 0.0;\n"
+    "        vy[p] = -1.0;\n"
+    "    }\n"
+    "}\n"
+    "kernel clear_m(field<f32, 2> gm) { for (P in ivec2(0) .. ivec2(G)) { gm[P] = 0.0; } }\n"
+    "kernel clear_vx(field<f32, 2> gx) { for (P in ivec2(0) .. ivec2(G)) { gx[P] = 0.0; } }\n"
+    "kernel clear_vy(field<f32, 2> gy) { for (P in ivec2(0) .. ivec2(G)) { gy[P] = 0.0; } }\n"
+    "kernel p2g(field<f32, 1> px, field<f32, 1> py, field<f32, 1> vx, field<f32, 1> vy,\n"
+    "           field<f32, 2> gm, field<f32, 2> gx, field<f32, 2> gy) {\n"
+    "    for (p in 0 .. $N) {\n"
+    "        vec2 x = vec2(px[p], py[p]) / DX - vec2(0.5);\n"
+    "        ivec2 b = ivec2(i32(floor(x.x)), i32(floor(x.y)));\n"
+    "        vec2 f = x - vec2(f32(b.x), f32(b.y));\n"
+    "        for (static i in 0 .. 2) {\n"
+    "            for (static j in 0 .. 2) {\n"
+    "                f32 w = (i == 0 ? 1.0 - f.x : f.x) * (j == 0 ? 1.0 - f.y : f.y);\n"
+    "                ivec2 c = b + ivec2(i, j);\n"
+    "                gm[c] += w;\n"
+    "                gx[c] += w * vx[p];\n"
+    "                gy[c] += w * vy[p];\n"
+    "            }\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "kernel normalize_x(field<f32, 2> gm, field<f32, 2> gx) {\n"
+    "    for (P in ivec2(0) .. ivec2(G)) { if (gm[P] > 0.0) { gx[P] = gx[P] / gm[P]; } }\n"
+    "}\n"
+    "kernel normalize_y(field<f32, 2> gm, field<f32, 2> gy, f32 dt) {\n"
+    "    for (P in ivec2(0) .. ivec2(G)) { if (gm[P] > 0.0) { gy[P] = gy[P] / gm[P] - 9.8 * dt; } }\n"
+    "}\n"
+    "kernel bc_x(field<f32, 2> gx) {\n"
+    "    for (P in ivec2(0) .. ivec2(G)) { if (P.x < 3 || P.x >= G - 3) { gx[P] = 0.0; } }\n"
+    "}\n"
+    "kernel bc_y(field<f32, 2> gy) {\n"
+    "    for (P in ivec2(0) .. ivec2(G)) { if (P.y < 3 || P.y >= G - 3) { gy[P] = 0.0; } }\n"
+    "}\n"
+    "kernel g2p(field<f32, 1> px, field<f32, 1> py, field<f32, 1> vx, field<f32, 1> vy,\n"
+    "           field<f32, 2> gx, field<f32, 2> gy, f32 dt) {\n"
+    "    for (p in 0 .. $N) {\n"
+    "        vec2 x = vec2(px[p], py[p]) / DX - vec2(0.5);\n"
+    "        ivec2 b = ivec2(i32(floor(x.x)), i32(floor(x.y)));\n"
+    "        vec2 f = x - vec2(f32(b.x), f32(b.y));\n"
+    "        vec2 v = vec2(0.0);\n"
+    "        for (static i in 0 .. 2) {\n"
+    "            for (static j in 0 .. 2) {\n"
+    "                f32 w = (i == 0 ? 1.0 - f.x : f.x) * (j == 0 ? 1.0 - f.y : f.y);\n"
+    "                ivec2 c = b + ivec2(i, j);\n"
+    "                v += w * vec2(gx[c], gy[c]);\n"
+    "            }\n"
+    "        }\n"
+    "        vx[p] = v.x;\n"
+    "        vy[p] = v.y;\n"
+    "        px[p] = clamp(px[p] + dt * v.x, 0.05, 0.95);\n"
+    "        py[p] = clamp(py[p] + dt * v.y, 0.05, 0.95);\n"
+    "    }\n"
+    "}\n";
+
+static int mpm_setup(sfgb_run *r)
+{
+    int np = r->quick ? 1024 : 65536;
+    char L1[32];
+    snprintf(L1, sizeof L1, "dense(i,%d)", np);
+    const char *nm[7] = {"px", "py", "vx", "vy", "gm", "gvx", "gvy"};
+    for (int i = 0; i < 7; i++) {
+        if (!sfgb_field(r, i, nm[i], i < 4 ? L1 : "dense(ij,128)", ENG_F32, 0, 1))
+            return 1;
+        check_dim(r, i, i < 4 ? 1 : 2, i < 4 ? np : 128);
+    }
+    if (sfgb_compile(r, with_n(mpm_src, np)))
+        return 1;
+    return sfgb_launch(r, "init", "f0 f1 f2 f3") || sync_or_fail(r);
+}
+static int mpm_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    return sfgb_launch(r, "clear_m", "f4") || sfgb_launch(r, "clear_vx", "f5") ||
+           sfgb_launch(r, "clear_vy", "f6") || sfgb_launch(r, "p2g", "f0 f1 f2 f3 f4 f5 f6") ||
+           sfgb_launch(r, "normalize_x", "f4 f5") || sfgb_launch(r, "normalize_y", "f4 f6 0.0005") ||
+           sfgb_launch(r, "bc_x", "f5") || sfgb_launch(r, "bc_y", "f6") ||
+           sfgb_launch(r, "g2p", "f0 f1 f2 f3 f5 f6 0.0005");
+}
+
+/* ---- simple_advection: semi-Lagrangian advection, ten times -------------------------------- */
+
+static const char *adv_src =
+    "kernel init(field<f32> q) {\n"
+    "    for (P in ivec3(0) .. ivec3($N)) {\n"
+    "        vec3 d = vec3(P) - vec3(f32($N) * 0.5);\n"
+    "        if (length(d) < f32($N) * 0.3) { q[P] = 1.0 + 0.01 * f32((P.x + P.y + P.z) % 13); }\n"
+    "    }\n"
+    "}\n"
+    "kernel advect(field<f32> q, field<f32> qn, vec3 v) {\n"
+    "    for (I in q) { qn[I] = sample(q, vec3(I) - v); }\n"
+    "}\n"
+    "kernel copy(field<f32> qn, field<f32> q) {\n"
+    "    for (I in qn) { q[I] = qn[I]; }\n"
+    "}\n";
+
+static int adv_setup(sfgb_run *r)
+{
+    if (!sfgb_field(r, 0, "q", "", ENG_F32, 0, 1) || !sfgb_field(r, 1, "qn", "", ENG_F32, 0, 1))
+        return 1;
+    check_dim(r, 0, 3, 0);
+    check_dim(r, 1, 3, 0);
+    if (sfgb_compile(r, with_n(adv_src, r->quick ? 24 : 96)))
+        return 1;
+    return sfgb_launch(r, "init", "f0") || sync_or_fail(r);
+}
+static int adv_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    for (int k = 0; k < 10; k++)
+        if (sfgb_launch(r, "advect", "f0 f1 v0.25,0.5,0.125") || sfgb_launch(r, "copy", "f1 f0"))
+            return 1;
+    return 0;
+}
+
+/* ---- multires: four levels of 2x downsampling --------------------------------------------- */
+
+static const char *mr_src =
+    "kernel init(field<f32> f) {\n"
+    "    for (P in ivec3(0) .. ivec3($N)) {\n"
+    "        if ((P.x / 8 + P.y / 8 + P.z / 8) % 2 == 0) { f[P] = f32((P.x + P.y * 3 + P.z * 5) % 8); }\n"
+    "    }\n"
+    "}\n"
+    "kernel clear(field<f32> f) { for (I in f) { f[I] = 0.0; } }\n"
+    "kernel down(field<f32> fine, field<f32> coarse) {\n"
+    "    for (I in fine) { coarse[I / 2] += fine[I] * 0.125; }\n"
+    "}\n";
+
+static int mr_setup(sfgb_run *r)
+{
+    const char *nm[4] = {"l0", "l1", "l2", "l3"};
+    for (int i = 0; i < 4; i++) {
+        if (!sfgb_field(r, i, nm[i], "", ENG_F32, 0, 1))
+            return 1;
+        check_dim(r, i, 3, 0);
+    }
+    if (sfgb_compile(r, with_n(mr_src, B_of(r))))
+        return 1;
+    return sfgb_launch(r, "init", "f0") || sync_or_fail(r);
+}
+static int mr_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    return sfgb_launch(r, "clear", "f1") || sfgb_launch(r, "clear", "f2") ||
+           sfgb_launch(r, "clear", "f3") || sfgb_launch(r, "down", "f0 f1") ||
+           sfgb_launch(r, "down", "f1 f2") || sfgb_launch(r, "down", "f2 f3");
+}
+
+/* ---- deep_hierarchy: jitter over a five-level pointer hierarchy --------------------------- */
+
+static int deep_setup(sfgb_run *r)
+{
+    /* 4^5 pointer cells of 64-element dense leaves: 65536 elements, 5 sparse levels */
+    if (!sfgb_field(r, 0, "x",
+                    "pointer(i,4).pointer(i,4).pointer(i,4).pointer(i,4).pointer(i,4).dense(i,64)",
+                    ENG_F32, 0, 1))
+        return 1;
+    check_1d(r, 0, 65536);
+    if (sfgb_compile(r, with_n(
+            "kernel init(field<f32, 1> x) { for (i in 0 .. $N) { if ((i / 64) % 3 != 1) { x[i] = f32(i % 5); } } }\n"
+            "kernel jitter(field<f32, 1> x) { for (i in x) { if (i % 2 == 0) { x[i] += x[i + 1]; } } }\n",
+            r->quick ? 4096 : 65536)))
+        return 1;
+    return sfgb_launch(r, "init", "f0") || sync_or_fail(r);
+}
+static int deep_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    for (int k = 0; k < 5; k++)
+        if (sfgb_launch(r, "jitter", "f0"))
+            return 1;
+    return 0;
+}
+
+static const sfgb_case micro_cases[] = {
+    {"chain_copy", chain_setup, chain_step, 20, 2, 0, 3},
+    {"increments", inc_setup, inc_step, 20, 2, 0, 1},
+    {"fill_array", fill_setup, fill_step, 20, 2, 0, 1},
+    {"sparse_saxpy", saxpy_setup, saxpy_step, 10, 2, 0, 3},
+    {"autodiff", ad_setup, ad_step, 5, 2, 0, 3},
+    {"stencil_reduction", sr_setup, sr_step, 20, 2, 0, 3},
+    /* float atomics of the particle scatter land in a different order run to run */
+    {"mpm_splitted", mpm_setup, mpm_step, 20, 2, 1e-3, 7},
+    {"simple_advection", adv_setup, adv_step, 3, 1, 0, 2},
+    {"multires", mr_setup, mr_step, 10, 2, 0, 4},
+    {"deep_hierarchy", deep_setup, deep_step, 20, 2, 0, 1},
+};
+
+static int run_micro(bench_ctx *bctx)
+{
+    int fail = 0, n = 0;
+    double lt = 0, lw = 0;
+    const char *only = bctx->argc > 0 ? bctx->argv[0] : NULL;
+    sfgb_header();
+    for (size_t i = 0; i < sizeof micro_cases / sizeof micro_cases[0]; i++) {
+        if (only && strcmp(only, micro_cases[i].name))
+            continue;
+        double tr = 1, wr = 1;
+        if (sfgb_case_run(&micro_cases[i], bctx, &tr, &wr)) {
+            fail = 1;
+            continue;
+        }
+        lt += log(tr);
+        lw += log(wr);
+        n++;
+    }
+    if (n) {
+        double gt = exp(lt / n), gw = exp(lw / n);
+        printf("geometric mean over %d cases: %.2fx fewer tasks (target 4), %.2fx less wall time "
+               "(target 2.2)\n", n, gt, gw);
+        json_array_append_new(bctx->cases, json_pack("{s:s, s:i, s:f, s:f}", "name", "geomean",
+                                                     "cases", n, "task_ratio", gt, "speedup", gw));
+    }
+    return fail;
+}
+
+#else
+
+static int run_micro(bench_ctx *bctx)
+{
+    (void)bctx;
+    fprintf(stderr, "plume-bench micro: this build has no kernels (needs LLVM 16 and every "
+                    "compiler stage)\n");
+    return 1;
+}
+
+#endif
+
+BENCH_SUITE("micro", "AsyncTaichi's ten microbenchmarks: eager vs optimized vs each pass off "
+                     "[case]", run_micro)

@@ -1,0 +1,285 @@
+/* Shared driver of the state-flow-graph benchmarks (micro, maccormack, mgpcg): a case is a
+ * program of kernels launched over fields; it runs once eager, once optimized, and once
+ * optimized with each pass disabled, each on a fresh context, and every run's fields are
+ * compared with the eager run's (bitwise, or within the case's tolerance where fusion reorders
+ * float atomics). Times exclude compilation: one repetition runs (and compiles) first, then
+ * the counters reset and the timed repetitions run. Main thread only. */
+#ifndef PLUME_BENCH_SFG_H
+#define PLUME_BENCH_SFG_H
+
+#include "bench.h"
+#include "engine/engine.h"
+#include "engine/kernel.h"
+#include "engine/sfg/sfg.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SFGB_MAX_FIELDS 16
+
+typedef struct sfgb_run {
+    eng_context *ctx;
+    eng_program *prog;
+    eng_field *f[SFGB_MAX_FIELDS];
+    int quick;
+    void *user;
+} sfgb_run;
+
+typedef struct sfgb_case {
+    const char *name;
+    /* declare fields, compile, write initial data; 0 or 1 (message printed) */
+    int (*setup)(sfgb_run *r);
+    /* one repetition: launches only (the driver syncs); 0 or 1 */
+    int (*step)(sfgb_run *r, int rep);
+    int reps, quick_reps;
+    double tol;            /* 0: bitwise */
+    int nfields_checked;   /* fields f[0..n) compared between modes */
+} sfgb_case;
+
+typedef struct sfgb_result {
+    double ms;
+    eng_stats st;
+    double sum[SFGB_MAX_FIELDS];
+    uint64_t hash[SFGB_MAX_FIELDS];
+    uint64_t count[SFGB_MAX_FIELDS];
+} sfgb_result;
+
+static inline int sfgb_fail(sfgb_run *r, const char *what)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, r->ctx ? eng_error(r->ctx) : "no context");
+    return 1;
+}
+
+static inline eng_field *sfgb_field(sfgb_run *r, int slot, const char *name, const char *layout,
+                                    eng_type type, float bg, double voxel)
+{
+    eng_field_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.type = type;
+    d.layout = layout;
+    d.voxel_size = voxel > 0 ? voxel : 1.0;
+    d.background[0] = d.background[1] = d.background[2] = bg;
+    eng_field *f = NULL;
+    if (eng_field_declare(r->ctx, &d, &f) != ENG_OK) {
+        sfgb_fail(r, name);
+        return NULL;
+    }
+    r->f[slot] = f;
+    return f;
+}
+
+static inline int sfgb_compile(sfgb_run *r, const char *src)
+{
+    if (eng_program_compile(r->ctx, "bench.pk", src, strlen(src), &r->prog) != ENG_OK)
+        return sfgb_fail(r, "compile");
+    return 0;
+}
+
+/* Launches kernel `name` with arguments given as a string: "f3" is field slot 3, anything
+ * else a number ("0.5", "-2"); vectors as "v1,2,3". */
+static inline int sfgb_launch(sfgb_run *r, const char *name, const char *spec)
+{
+    eng_kernel *k = eng_program_find(r->prog, name);
+    if (!k) {
+        fprintf(stderr, "bench: no kernel %s\n", name);
+        return 1;
+    }
+    eng_arg args[16];
+    uint32_t n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok && n < 16;
+         tok = strtok_r(NULL, " ", &save), n++) {
+        memset(&args[n], 0, sizeof args[n]);
+        if (tok[0] == 'f') {
+            args[n].field = r->f[atoi(tok + 1)];
+        } else if (tok[0] == 'v') {
+            char *p = tok + 1;
+            for (int c = 0; c < 3; c++) {
+                args[n].f[c] = strtod(p, &p);
+                args[n].i[c] = (int64_t)args[n].f[c];
+                if (*p == ',')
+                    p++;
+            }
+        } else {
+            args[n].f[0] = strtod(tok, NULL);
+            args[n].i[0] = (int64_t)args[n].f[0];
+        }
+    }
+    if (eng_launch(r->ctx, k, args, n) != ENG_OK)
+        return sfgb_fail(r, name);
+    return 0;
+}
+
+/* Sum, FNV-1a hash of the bits, and count of the active values of a field (3-D fields by
+ * block; others voxel by voxel over [0, extent) per axis of their dimension). */
+static inline void sfgb_digest(eng_field *f, int dim, int extent, double *sum, uint64_t *hash,
+                               uint64_t *count)
+{
+    uint64_t h = 1469598103934665603ull, n = 0;
+    double s = 0;
+    int comps = eng_field_components(f);
+    if (dim == 3) {
+        uint64_t nb = eng_field_block_count(f);
+        int32_t *o = malloc((nb ? nb : 1) * 3 * sizeof *o);
+        float *v = malloc(512 * 3 * sizeof *v);
+        uint64_t m[8];
+        nb = o ? eng_field_block_origins(f, o, nb) : 0;
+        for (uint64_t b = 0; v && b < nb; b++) {
+            eng_field_read_block(f, &o[3 * b], v, m);
+            for (int i = 0; i < 512 * comps; i++) {
+                uint32_t u;
+                memcpy(&u, &v[i], 4);
+                h = (h ^ u) * 1099511628211ull;
+                s += v[i];
+                n++;
+            }
+        }
+        free(o);
+        free(v);
+    } else {
+        int ex = dim >= 1 ? extent : 1, ey = dim >= 2 ? extent : 1, ez = dim >= 3 ? extent : 1;
+        for (int x = 0; x < ex; x++)
+            for (int y = 0; y < ey; y++)
+                for (int z = 0; z < ez; z++)
+                    for (int c = 0; c < comps; c++) {
+                        int32_t ijk[3] = {x, y, z};
+                        float val = eng_field_read(f, ijk, c);
+                        uint32_t u;
+                        memcpy(&u, &val, 4);
+                        h = (h ^ u) * 1099511628211ull;
+                        s += val;
+                        n++;
+                    }
+    }
+    *sum = s;
+    *hash = h;
+    *count = n;
+}
+
+/* Per checked field: its dimension and extent for sfgb_digest (set by setup). */
+typedef struct sfgb_check {
+    int dim[SFGB_MAX_FIELDS];
+    int extent[SFGB_MAX_FIELDS];
+} sfgb_check;
+
+static inline int sfgb_run_mode(const sfgb_case *c, int quick, int eager, uint32_t disabled,
+                                sfgb_check *chk, sfgb_result *out)
+{
+    sfgb_run r;
+    memset(&r, 0, sizeof r);
+    r.quick = quick;
+    r.user = chk;
+    eng_options o = {0, 0};
+    r.ctx = eng_create(&o);
+    if (!r.ctx)
+        return 1;
+    eng_mode m = {eager, disabled, 0};
+    int rc = eng_set_mode(r.ctx, &m) != ENG_OK;
+    rc = rc || c->setup(&r);
+    /* warm-up: compiles every task this mode makes */
+    rc = rc || c->step(&r, 0) || (eng_sync(r.ctx) != ENG_OK && sfgb_fail(&r, "sync"));
+    int reps = quick ? c->quick_reps : c->reps;
+    if (!rc) {
+        eng_reset_stats(r.ctx);
+        double t0 = bench_now();
+        for (int i = 1; i <= reps && !rc; i++)
+            rc = c->step(&r, i);
+        if (!rc && eng_sync(r.ctx) != ENG_OK)
+            rc = sfgb_fail(&r, "sync");
+        out->ms = (bench_now() - t0) * 1e3;
+        eng_get_stats(r.ctx, &out->st);
+    }
+    for (int i = 0; i < c->nfields_checked && !rc; i++)
+        sfgb_digest(r.f[i], chk->dim[i], chk->extent[i], &out->sum[i], &out->hash[i], &out->count[i]);
+    eng_destroy(r.ctx);
+    return rc;
+}
+
+static const struct {
+    const char *name;
+    int eager;
+    uint32_t disabled;
+} sfgb_modes[] = {
+    {"eager", 1, 0},
+    {"optimized", 0, 0},
+    {"no-listgen", 0, SFG_PASS_LISTGEN},
+    {"no-demote", 0, SFG_PASS_DEMOTE},
+    {"no-fusion", 0, SFG_PASS_FUSION},
+    {"no-dse", 0, SFG_PASS_DSE},
+};
+#define SFGB_NMODES ((int)(sizeof sfgb_modes / sizeof sfgb_modes[0]))
+
+/* Runs every mode of case c, prints its rows, appends its JSON, and returns 0, or 1 when a run
+ * failed or a mode's fields differ from eager's. *task_ratio and *time_ratio get eager over
+ * optimized. */
+static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *task_ratio,
+                                double *time_ratio)
+{
+    static sfgb_result res[SFGB_NMODES];
+    sfgb_check chk;
+    memset(&chk, 0, sizeof chk);
+    int fail = 0;
+    json_t *modes = json_array();
+    for (int m = 0; m < SFGB_NMODES; m++) {
+        memset(&res[m], 0, sizeof res[m]);
+        if (sfgb_run_mode(c, bctx->quick, sfgb_modes[m].eager, sfgb_modes[m].disabled, &chk, &res[m])) {
+            fprintf(stderr, "bench: case %s failed in mode %s\n", c->name, sfgb_modes[m].name);
+            json_decref(modes);
+            return 1;
+        }
+        int same = 1;
+        for (int i = 0; i < c->nfields_checked; i++) {
+            if (res[m].count[i] != res[0].count[i])
+                same = 0;
+            else if (c->tol == 0 ? res[m].hash[i] != res[0].hash[i]
+                                 : fabs(res[m].sum[i] - res[0].sum[i]) >
+                                       c->tol * (1.0 + fabs(res[0].sum[i])))
+                same = 0;
+        }
+        if (!same) {
+            fprintf(stderr, "bench: case %s: mode %s gives fields different from eager\n", c->name,
+                    sfgb_modes[m].name);
+            fail = 1;
+        }
+        const eng_stats *s = &res[m].st;
+        printf("%-18s %-11s %10.2f %8.2fx %9llu %8.2fx %8llu %7llu %6llu %6llu %s\n", c->name,
+               sfgb_modes[m].name, res[m].ms, res[0].ms / (res[m].ms > 0 ? res[m].ms : 1e-9),
+               (unsigned long long)s->tasks_launched,
+               (double)res[0].st.tasks_launched / (double)(s->tasks_launched ? s->tasks_launched : 1),
+               (unsigned long long)s->listgens, (unsigned long long)s->tasks_fused,
+               (unsigned long long)s->tasks_eliminated, (unsigned long long)s->tasks_compiled,
+               same ? "same" : "DIFFERENT");
+        json_array_append_new(
+            modes, json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:b}", "mode",
+                             sfgb_modes[m].name, "wall_ms", res[m].ms, "tasks_launched",
+                             (json_int_t)s->tasks_launched, "listgens", (json_int_t)s->listgens,
+                             "tasks_fused", (json_int_t)s->tasks_fused, "tasks_eliminated",
+                             (json_int_t)s->tasks_eliminated, "stores_eliminated",
+                             (json_int_t)s->stores_eliminated, "activations_demoted",
+                             (json_int_t)s->activations_demoted, "tasks_compiled",
+                             (json_int_t)s->tasks_compiled, "optimizer_ms", s->optimizer_s * 1e3,
+                             "backend_ms", s->backend_s * 1e3, "same_as_eager", same));
+    }
+    *task_ratio = (double)res[0].st.tasks_launched /
+                  (double)(res[1].st.tasks_launched ? res[1].st.tasks_launched : 1);
+    *time_ratio = res[0].ms / (res[1].ms > 0 ? res[1].ms : 1e-9);
+    json_array_append_new(bctx->cases,
+                          json_pack("{s:s, s:i, s:f, s:f, s:f, s:o}", "name", c->name, "reps",
+                                    bctx->quick ? c->quick_reps : c->reps, "tolerance", c->tol,
+                                    "task_ratio", *task_ratio, "speedup", *time_ratio, "modes",
+                                    modes));
+    return fail;
+}
+
+static inline void sfgb_header(void)
+{
+    printf("%-18s %-11s %10s %9s %9s %9s %8s %7s %6s %6s %s\n", "case", "mode", "wall ms",
+           "speedup", "tasks", "fewer", "listgen", "fused", "elim", "compl", "fields");
+}
+
+#endif
