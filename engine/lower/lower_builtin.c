@@ -45,16 +45,23 @@ static int unary_op(int b)
 /* element (column c, row r) of a column-major mat3 */
 #define M(v, col, row) ((v)->c[(col) * 3 + (row)])
 
+/* a*b - c*d, the products emitted in that order (C leaves argument order open) */
+static ir_stmt *cross2(lw *L, ir_stmt *a, ir_stmt *b, ir_stmt *c, ir_stmt *d)
+{
+    ir_stmt *x = bin(L, IR_MUL, a, b);
+    ir_stmt *y = bin(L, IR_MUL, c, d);
+    return bin(L, IR_SUB, x, y);
+}
+
+/* expansion along the first row */
 static ir_stmt *determinant(lw *L, const lw_val *m)
 {
-    ir_stmt *a = bin(L, IR_SUB, bin(L, IR_MUL, M(m, 1, 1), M(m, 2, 2)),
-                     bin(L, IR_MUL, M(m, 2, 1), M(m, 1, 2)));
-    ir_stmt *b = bin(L, IR_SUB, bin(L, IR_MUL, M(m, 0, 1), M(m, 2, 2)),
-                     bin(L, IR_MUL, M(m, 2, 1), M(m, 0, 2)));
-    ir_stmt *c = bin(L, IR_SUB, bin(L, IR_MUL, M(m, 0, 1), M(m, 1, 2)),
-                     bin(L, IR_MUL, M(m, 1, 1), M(m, 0, 2)));
-    ir_stmt *s = bin(L, IR_SUB, bin(L, IR_MUL, M(m, 0, 0), a), bin(L, IR_MUL, M(m, 1, 0), b));
-    return bin(L, IR_ADD, s, bin(L, IR_MUL, M(m, 2, 0), c));
+    ir_stmt *a = cross2(L, M(m, 1, 1), M(m, 2, 2), M(m, 2, 1), M(m, 1, 2));
+    ir_stmt *b = cross2(L, M(m, 0, 1), M(m, 2, 2), M(m, 2, 1), M(m, 0, 2));
+    ir_stmt *c = cross2(L, M(m, 0, 1), M(m, 1, 2), M(m, 1, 1), M(m, 0, 2));
+    ir_stmt *s = cross2(L, M(m, 0, 0), a, M(m, 1, 0), b);
+    ir_stmt *t = bin(L, IR_MUL, M(m, 2, 0), c);
+    return bin(L, IR_ADD, s, t);
 }
 
 static int field_builtin(lw *L, const pk_expr *e, lw_val *out)
@@ -159,8 +166,7 @@ int lw_builtin(lw *L, const pk_expr *e, lw_val *out)
         const lw_val *x = &a[0], *y = &a[1];
         for (int i = 0; i < 3; i++) {
             int j = (i + 1) % 3, k = (i + 2) % 3;
-            out->c[i] = bin(L, IR_SUB, bin(L, IR_MUL, x->c[j], y->c[k]),
-                            bin(L, IR_MUL, x->c[k], y->c[j]));
+            out->c[i] = cross2(L, x->c[j], y->c[k], x->c[k], y->c[j]);
         }
         return 0;
     }
