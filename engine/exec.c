@@ -95,8 +95,8 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
     case SFG_CLEAR_LIST:
     case SFG_LISTGEN:
     case SFG_GC: {
-        plm_runtime *rt;
-        int32_t sn;
+        plm_runtime *rt = NULL;
+        int32_t sn = 0;
         if ((rc = snode_of(ctx, t->meta->snode, &rt, &sn)) != ENG_OK)
             return rc;
         if (t->meta->type == SFG_CLEAR_LIST)

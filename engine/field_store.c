@@ -81,7 +81,7 @@ const char *eng_default_layout(int dim)
     switch (dim) {
     case 0: return "dense(i,1)";
     case 1: return "pointer(i,4096).dense(i,512)";
-    case 2: return "offset(-2048).pointer(ij,32).pointer(ij,16).dense(ij,8)";
+    case 2: return "offset(-2048,-2048,0).pointer(ij,32).pointer(ij,16).dense(ij,8)";
     case 3: return PLM_LAYOUT_DEFAULT;
     default: return NULL;
     }

@@ -226,7 +226,7 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
     /* A kernel without effect (pure code) offloads to no task at all. */
     if (!s->ntasks)
         return ENG_OK;
-    eng_binding *b;
+    eng_binding *b = NULL;
     if ((rc = bind(ctx, k, s, ids, &b)) != ENG_OK)
         return rc;
     uint64_t slots[4 * ENG_MAX_PARAMS + 16];

@@ -123,6 +123,8 @@ static int list_kernel(FILE *f, const pk_program *prog, const pk_func *fn, int k
         return -1;
     char title[160];
     int rc = 0;
+    /* PTX takes // comments only (ptxas reads a module from the first line) */
+    const char *comment = kind == ENG_LIST_PTX ? "//" : ";";
     if (kind == ENG_LIST_IR) {
         snprintf(title, sizeof title, "kernel %s as lowered", fn->name);
         rc = print_task(f, title, kt, 0);
@@ -145,7 +147,8 @@ static int list_kernel(FILE *f, const pk_program *prog, const pk_func *fn, int k
         if (t->kind != IR_TASK_SERIAL && t->kind != IR_TASK_RANGE_FOR &&
             t->kind != IR_TASK_STRUCT_FOR) {
             if (kind != ENG_LIST_IR)
-                fprintf(f, "; task %s (%s): run by the runtime, no code\n\n", t->name, kind_name(t->kind));
+                fprintf(f, "%s task %s (%s): run by the runtime, no code\n\n", comment, t->name,
+                        kind_name(t->kind));
             continue;
         }
         ir_task *low = NULL;
@@ -155,7 +158,7 @@ static int list_kernel(FILE *f, const pk_program *prog, const pk_func *fn, int k
             snprintf(title, sizeof title, "task %s (%s) for the code generator", t->name, kind_name(t->kind));
             rc = print_task(f, title, low, 0);
         } else if (rc == 0) {
-            fprintf(f, "%s task %s (%s)\n", kind == ENG_LIST_PTX ? "//" : ";", t->name, kind_name(t->kind));
+            fprintf(f, "%s task %s (%s)\n", comment, t->name, kind_name(t->kind));
             rc = emit_code(f, low, kind, err, n);
         }
         ir_task_free(low);

@@ -80,5 +80,30 @@ expect 1 "cannot read" -- "$plume" compile "$tmp/none.pk"
 expect 2 "which file?" -- "$plume" compile
 expect 2 "--emit takes" -- "$plume" compile "$tmp/k.pk" --emit bytecode
 
+# Listings past the front end need every compiler stage; a build without them says so.
+"$plume" compile "$tmp/k.pk" --kernel scale --emit ir >"$tmp/ir.txt" 2>"$tmp/err"
+if grep -q "lacks" "$tmp/err"; then
+  echo "skip: IR/LLVM/asm/PTX listing checks: this build has no kernel stages ($(head -c 200 "$tmp/err"))"
+else
+  # the struct-for needs its lists made first, then runs with per-level SNode lookups
+  grep -q '^# task scale#[0-9]* (listgen) as offloaded' "$tmp/ir.txt" \
+    && grep -q '^# task scale#[0-9]* (struct_for) for the code generator' "$tmp/ir.txt" \
+    && grep -q 'sn_lookup' "$tmp/ir.txt" && grep -q '^# kernel scale as lowered' "$tmp/ir.txt" \
+    || { echo "FAIL: compile --emit ir: $(head -c 400 "$tmp/ir.txt")"; fails=$((fails+1)); }
+  expect 0 "" -- "$plume" compile "$tmp/k.pk" --kernel scale --emit llvm
+  grep -q 'define .*void @plm_task(' "$tmp/out" || { echo "FAIL: compile --emit llvm"; fails=$((fails+1)); }
+  expect 0 "" -- "$plume" compile "$tmp/k.pk" --kernel scale --emit asm
+  grep -q '^plm_task:' "$tmp/out" || { echo "FAIL: compile --emit asm"; fails=$((fails+1)); }
+  expect 0 "" -- "$plume" compile "$tmp/k.pk" --kernel clear --target ptx --emit ptx -o "$tmp/clear.ptx"
+  grep -q '\.entry plm_task' "$tmp/clear.ptx" || { echo "FAIL: compile --emit ptx"; fails=$((fails+1)); }
+  ptxas=/usr/local/cuda/bin/ptxas
+  if [ -x "$ptxas" ]; then
+    "$ptxas" -arch=sm_80 -o "$tmp/clear.cubin" "$tmp/clear.ptx" 2>"$tmp/err" \
+      || { echo "FAIL: ptxas rejects the PTX: $(head -c 400 "$tmp/err")"; fails=$((fails+1)); }
+  else
+    echo "skip: ptxas not found at $ptxas; PTX not assembled"
+  fi
+fi
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"
