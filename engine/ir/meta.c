@@ -372,7 +372,8 @@ int ir_task_compute_meta(ir_task *t)
         a->kind = IR_STATE_GTMP;
         a->flags = (m.gtmp_r ? IR_ACC_READ : 0) | (m.gtmp_w ? IR_ACC_WRITE : 0);
     }
-    qsort(acc, k, sizeof *acc, cmp_access);
+    if (k > 1) /* acc is NULL when the task touches no state: qsort(NULL, 0) is UB */
+        qsort(acc, k, sizeof *acc, cmp_access);
     md->naccess = k;
     md->access = acc;
     t->has_meta = 1;
