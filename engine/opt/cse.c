@@ -1,0 +1,273 @@
+/* Common subexpression elimination by hash-consing in a scoped table: a statement equal to
+ * one seen earlier in its block or in an enclosing block (so one that dominates it) is
+ * replaced by that one. Entries of a nested block leave the table when the block ends.
+ *
+ * What may be shared depends on what the value reads:
+ *  - pure values (arithmetic, constants, arguments, loop indices, global_ptr, gtmp_ptr,
+ *    sn_root/sn_child/sn_index) always;
+ *  - reads of activity (is_active, sn_is_active, sn_lookup and sn_field_ptr with activate = 0)
+ *    only while no activation or deactivation happened in between (the "mask epoch");
+ *  - loads (load, global_load) only while nothing was stored in between (the "memory epoch").
+ * An epoch changes after every statement with an effect, after an `if` or loop containing one,
+ * and before entering a loop body containing one (a later iteration runs after its effects).
+ * Activating lookups are effects and are never dropped for a pure one, but a lookup of a cell
+ * that an earlier activating lookup of the same container and index returned is that cell:
+ * it stays active until a deactivation (the "deactivation epoch"). */
+#include "engine/opt/opt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_NONE = -1, K_PURE = 0, K_MASK = 1, K_MEM = 2, K_ACTIVE = 3 };
+
+typedef struct entry {
+    ir_stmt *s;
+    int kind;         /* K_* the entry was made under */
+    uint64_t epoch;
+    uint64_t hash;
+    int32_t next;     /* previous head of the bucket */
+    uint32_t bucket;
+} entry;
+
+typedef struct cctx {
+    entry *e;
+    uint32_t ne, cap;
+    int32_t *buckets;
+    uint32_t nbuckets;
+    uint64_t counter;            /* fresh epoch numbers */
+    uint64_t mem, mask, deact;   /* current epochs */
+    int changed;
+} cctx;
+
+static int kind_of(const ir_stmt *s)
+{
+    switch (s->op) {
+    case IR_CONST: case IR_ARG: case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST:
+    case IR_GLOBAL_PTR: case IR_GTMP_PTR: case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD:
+    case IR_SN_INDEX:
+        return K_PURE;
+    case IR_IS_ACTIVE: case IR_SN_IS_ACTIVE:
+        return K_MASK;
+    case IR_SN_LOOKUP: case IR_SN_FIELD_PTR:
+        return s->activate ? K_ACTIVE : K_MASK;
+    case IR_LOAD: case IR_GLOBAL_LOAD:
+        return K_MEM;
+    default:
+        return K_NONE;
+    }
+}
+
+static int commutative(const ir_stmt *s)
+{
+    if (s->op != IR_BINARY)
+        return 0;
+    switch (s->sub) {
+    case IR_ADD: case IR_MUL: case IR_MIN: case IR_MAX: case IR_AND: case IR_OR: case IR_XOR:
+    case IR_EQ: case IR_NE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* operands in a canonical order (commutative ops: by statement number) */
+static void operands(const ir_stmt *s, ir_stmt *out[IR_MAX_ARGS])
+{
+    for (int i = 0; i < IR_MAX_ARGS; i++)
+        out[i] = i < s->nargs ? s->arg[i] : NULL;
+    if (commutative(s) && out[0]->id > out[1]->id) {
+        ir_stmt *tmp = out[0];
+        out[0] = out[1];
+        out[1] = tmp;
+    }
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+/* `activate` is left out: an activating lookup's entry (K_ACTIVE) answers both kinds */
+static uint64_t hash_of(const ir_stmt *s, int kind, uint64_t epoch)
+{
+    ir_stmt *a[IR_MAX_ARGS];
+    uint64_t fbits;
+    memcpy(&fbits, &s->fval, sizeof fbits);
+    operands(s, a);
+    uint64_t h = mix(0, (uint64_t)s->op | (uint64_t)s->ty << 8 | (uint64_t)s->sub << 16 |
+                            (uint64_t)s->nargs << 24 | (uint64_t)s->comp << 32 |
+                            (uint64_t)s->level << 40 | (uint64_t)kind << 48);
+    h = mix(h, (uint64_t)s->field | (uint64_t)s->index << 16 | (uint64_t)s->demoted << 32);
+    h = mix(h, (uint64_t)s->ival);
+    h = mix(h, fbits);
+    h = mix(h, epoch);
+    for (int i = 0; i < s->nargs; i++)
+        h = mix(h, a[i]->id);
+    if (s->loop)
+        h = mix(h, s->loop->id);
+    return h;
+}
+
+static int same(const ir_stmt *x, const ir_stmt *y)
+{
+    ir_stmt *a[IR_MAX_ARGS], *b[IR_MAX_ARGS];
+    if (x->op != y->op || x->ty != y->ty || x->sub != y->sub || x->nargs != y->nargs ||
+        x->comp != y->comp || x->level != y->level || x->field != y->field ||
+        x->index != y->index || x->demoted != y->demoted || x->ival != y->ival ||
+        memcmp(&x->fval, &y->fval, sizeof x->fval) != 0 || x->loop != y->loop ||
+        x->parallel != y->parallel)
+        return 0;
+    operands(x, a);
+    operands(y, b);
+    for (int i = 0; i < x->nargs; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+static ir_stmt *find(cctx *c, const ir_stmt *s, int kind, uint64_t epoch)
+{
+    uint64_t h = hash_of(s, kind, epoch);
+    for (int32_t i = c->buckets[h & (c->nbuckets - 1)]; i >= 0; i = c->e[i].next) {
+        const entry *e = &c->e[i];
+        if (e->hash == h && e->kind == kind && e->epoch == epoch && same(e->s, s))
+            return e->s;
+    }
+    return NULL;
+}
+
+static void add(cctx *c, ir_stmt *s, int kind, uint64_t epoch)
+{
+    if (c->ne == c->cap)
+        return; /* sized for every statement twice; never reached */
+    entry *e = &c->e[c->ne];
+    e->s = s;
+    e->kind = kind;
+    e->epoch = epoch;
+    e->hash = hash_of(s, kind, epoch);
+    e->bucket = (uint32_t)(e->hash & (c->nbuckets - 1));
+    e->next = c->buckets[e->bucket];
+    c->buckets[e->bucket] = (int32_t)c->ne++;
+}
+
+static void pop_to(cctx *c, uint32_t n)
+{
+    while (c->ne > n) {
+        entry *e = &c->e[--c->ne];
+        c->buckets[e->bucket] = e->next;
+    }
+}
+
+static uint64_t epoch_for(const cctx *c, int kind)
+{
+    return kind == K_MASK ? c->mask : kind == K_MEM ? c->mem : kind == K_ACTIVE ? c->deact : 0;
+}
+
+static int deact_visit(ir_stmt *s, void *ud)
+{
+    (void)ud;
+    return s->op == IR_DEACTIVATE || s->op == IR_SN_DEACTIVATE;
+}
+
+/* after (or, for loops, also before) statement s with an effect */
+static void bump(cctx *c, ir_stmt *s)
+{
+    if (s->op == IR_BREAK || s->op == IR_CONTINUE)
+        return; /* nothing after them in the block runs */
+    if (!opt_stmt_has_effect(s))
+        return;
+    c->mem = ++c->counter;
+    if (s->op == IR_STORE)
+        return; /* locals are not part of any mask */
+    c->mask = ++c->counter;
+    if (deact_visit(s, NULL) || (s->body && ir_walk(s->body, deact_visit, NULL)) ||
+        (s->els && ir_walk(s->els, deact_visit, NULL)))
+        c->deact = ++c->counter;
+}
+
+static void block(cctx *c, ir_block *b);
+
+static void stmt(cctx *c, ir_stmt *s)
+{
+    for (int i = 0; i < s->nargs; i++)
+        s->arg[i] = ir_resolve(s->arg[i]);
+    int kind = kind_of(s);
+    if (kind == K_PURE || kind == K_MASK || kind == K_MEM) {
+        ir_stmt *e = find(c, s, kind, epoch_for(c, kind));
+        if (!e && kind == K_MASK && s->op >= IR_SN_LOOKUP)
+            e = find(c, s, K_ACTIVE, c->deact);
+        if (e) {
+            opt_replace(s, e);
+            c->changed++;
+            return;
+        }
+        add(c, s, kind, epoch_for(c, kind));
+        return;
+    }
+    if (kind == K_ACTIVE) {
+        ir_stmt *e = find(c, s, K_ACTIVE, c->deact);
+        if (e) {
+            opt_replace(s, e); /* the cell is active already: the lookup activates nothing */
+            c->changed++;
+            return;
+        }
+        bump(c, s);
+        add(c, s, K_ACTIVE, c->deact);
+        return;
+    }
+    if (s->op == IR_IF) {
+        uint64_t mem = c->mem, mask = c->mask, deact = c->deact;
+        uint32_t h = c->ne;
+        block(c, s->body);
+        pop_to(c, h);
+        c->mem = mem, c->mask = mask, c->deact = deact;
+        block(c, s->els);
+        pop_to(c, h);
+        c->mem = mem, c->mask = mask, c->deact = deact;
+        bump(c, s);
+        return;
+    }
+    if (ir_op_is_loop(s->op)) {
+        bump(c, s);
+        uint32_t h = c->ne;
+        block(c, s->body);
+        pop_to(c, h);
+        bump(c, s);
+        return;
+    }
+    bump(c, s);
+}
+
+static void block(cctx *c, ir_block *b)
+{
+    for (ir_stmt *s = b->first, *next; s; s = next) {
+        next = s->next;
+        stmt(c, s);
+    }
+}
+
+int opt_cse(ir_task *t)
+{
+    uint32_t n = ir_task_number(t);
+    cctx c = {0};
+    c.cap = 2 * n + 2;
+    c.nbuckets = 64;
+    while (c.nbuckets < 2 * n)
+        c.nbuckets *= 2;
+    c.e = malloc(c.cap * sizeof *c.e);
+    c.buckets = malloc(c.nbuckets * sizeof *c.buckets);
+    if (!c.e || !c.buckets) {
+        free(c.e);
+        free(c.buckets);
+        return -1;
+    }
+    for (uint32_t i = 0; i < c.nbuckets; i++)
+        c.buckets[i] = -1;
+    block(&c, t->body);
+    free(c.e);
+    free(c.buckets);
+    if (c.changed)
+        ir_task_replace_uses(t);
+    return c.changed;
+}
