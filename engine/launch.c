@@ -101,6 +101,19 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
     return ENG_OK;
 }
 
+/* A list or gc task touches one SNode of one field: as the SFG sees it, it is that SNode's task
+ * whichever kernel made it, so it keeps only that field's slot (and no arguments). Identical
+ * listgens of different kernels then hash alike, which is what list-generation removal needs. */
+static passes_bound *bind_runtime_task(const ir_task *t, const uint32_t *ids)
+{
+    ir_task *c = ir_task_new(t->kind, t->name, &t->fields[t->field], 1, NULL, 0);
+    if (!c)
+        return NULL;
+    c->field = 0;
+    c->level = t->level;
+    return passes_bound_adopt(c, &ids[t->field], 1, 0);
+}
+
 static int bind(eng_context *ctx, eng_kernel *k, eng_spec *s, const uint32_t *ids,
                 eng_binding **out)
 {
@@ -120,7 +133,11 @@ static int bind(eng_context *ctx, eng_kernel *k, eng_spec *s, const uint32_t *id
     if (!b->irs)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     for (uint32_t t = 0; t < s->ntasks; t++) {
-        passes_bound *pb = passes_bound_create(s->tasks[t], ids, s->nfields, s->gtmp_state);
+        const ir_task *task = s->tasks[t];
+        int runtime = task->kind == IR_TASK_CLEAR_LIST || task->kind == IR_TASK_LISTGEN ||
+                      task->kind == IR_TASK_GC;
+        passes_bound *pb = runtime ? bind_runtime_task(task, ids)
+                                   : passes_bound_create(task, ids, s->nfields, s->gtmp_state);
         if (!pb) {
             free(b->irs);
             return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
