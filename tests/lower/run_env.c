@@ -101,6 +101,9 @@ static int run_task(run_env *e, bound *b, ir_task *t, const uint64_t *args)
         ((plm_task_range_fn)addrs[0])(&ctx, be[0], mid);
         ((plm_task_range_fn)addrs[0])(&ctx, mid, be[1]);
     } else {
+        /* a leaf right under the root iterates list(root), which no listgen task makes */
+        if (low->level == 0)
+            plm_rt_listgen_root(rt);
         int32_t n = plm_rt_list_size(rt, sn);
         ((plm_task_struct_fn)addrs[0])(&ctx, 0, n / 2);
         ((plm_task_struct_fn)addrs[0])(&ctx, n / 2, n);
