@@ -147,7 +147,8 @@ int run_kernel(run_env *e, const char *src, const char *kernel, const char *cons
     }
     uint64_t args[64] = {0};
     uint64_t *gtmp = NULL;
-    memcpy(args, scalars, nscalars * sizeof *args);
+    if (nscalars)
+        memcpy(args, scalars, nscalars * sizeof *args);
     for (uint32_t i = 0; i < nfields; i++)
         args[nscalars + i] = run_f32(RUN_VOXEL_SIZE);
     if (nt && tasks[0]->gtmp_bytes) {
