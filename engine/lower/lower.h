@@ -19,7 +19,23 @@
  *  - `f[i] op= v` marked atomic becomes IR_ATOMIC (per component); in serial code a plain
  *    load/op/store. Reads of inactive elements give the background (global_load semantics).
  *  - Integer / and % are floored (IR_DIV/IR_MOD); && || and ?: evaluate only what the language
- *    says they evaluate.
+ *    says they evaluate: a side without a user-function call has no effect and cannot fault
+ *    (field reads give the background outside the active set or the range), so it is
+ *    evaluated unconditionally (IR_AND/IR_OR, IR_SELECT); a side with a call runs under an
+ *    IR_IF and hands its value over through allocas.
+ *  - A variable never assigned after its declaration (loop variables, parameters, most locals)
+ *    is the SSA value of its initializer; an assigned one is one alloca per component.
+ *  - Components: v[i] with a constant i (static loop variables included) picks the component;
+ *    a dynamic read is a select chain (an index out of range reads the last component), a
+ *    dynamic write an if-chain with one branch per component (out of range writes nothing).
+ *  - Loops: `while (c) s` is IR_WHILE { if (!c) break; s }; a serial ivec box is a nest of
+ *    serial range loops, z outermost, x innermost; a parallel ivec box is one i64 range over
+ *    the extents (clamped at 0, folded when constant), x = lo.x + i % ex, and so on. Leaving
+ *    several IR loops at once (break of a box, return from inside loops) sets a bool flag
+ *    alloca placed before the loop being left and breaks level by level.
+ *  - Calls are inlined. A function whose only return is its last statement leaves its value
+ *    in SSA; any other runs in a one-shot IR_WHILE whose returns store the value and break.
+ *    Static loops are unrolled; code after a break, continue or return is not emitted.
  * The result is verified (ir_verify) and has no metadata (offload computes it).
  *
  * Ownership: *out belongs to the caller (ir_task_free). prog and fields are only read.
