@@ -25,6 +25,10 @@ int pass_compute_meta(ir_task *t);
 /* 1 when the task reads or writes its kernel's global temporaries. */
 int pass_uses_gtmp(const ir_task *t);
 
+/* Atomic updates of fields the task accesses only at its loop's own index become load, op,
+ * store (demote_atomics.c). Unlowered IR; metadata computed when missing. 0 or -1 (memory). */
+int pass_demote_atomics(ir_task *t, uint32_t *demoted);
+
 /* Copies t (metadata included) or returns NULL. */
 ir_task *pass_clone(const ir_task *t);
 

@@ -30,6 +30,11 @@ int passes_prepare_codegen(const ir_task *t, ir_task **out, char *err, size_t n)
         snprintf(err, n, "prepare_codegen '%s': out of memory", t->name);
         return -1;
     }
+    uint32_t demoted;
+    if (pass_demote_atomics(c, &demoted) != 0) {
+        snprintf(err, n, "prepare_codegen '%s': out of memory", t->name);
+        goto fail;
+    }
     if (passes_lower_access(c, err, n) != 0)
         goto fail;
 #if PLUME_HAVE_OPT
