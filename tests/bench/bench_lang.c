@@ -636,7 +636,11 @@ out:
     return rc;
 }
 
-/* Suite options: case names (saxpy, laplacian, compile) to run only those. */
+#if defined(PLUME_HAVE_KERNELS)
+int bench_lang_source(bench_ctx *ctx, int reps); /* bench_lang_source.c */
+#endif
+
+/* Suite options: case names (saxpy, laplacian, compile, source) to run only those. */
 static int wants(bench_ctx *ctx, const char *name)
 {
     if (ctx->argc == 0)
@@ -652,8 +656,8 @@ static int bench_lang(bench_ctx *ctx)
     int reps = ctx->quick ? 2 : 5;
     for (int i = 0; i < ctx->argc; i++)
         if (strcmp(ctx->argv[i], "saxpy") && strcmp(ctx->argv[i], "laplacian") &&
-            strcmp(ctx->argv[i], "compile")) {
-            fprintf(stderr, "plume-bench lang: unknown case '%s' (saxpy, laplacian, compile)\n",
+            strcmp(ctx->argv[i], "compile") && strcmp(ctx->argv[i], "source")) {
+            fprintf(stderr, "plume-bench lang: unknown case '%s' (saxpy, laplacian, compile, source)\n",
                     ctx->argv[i]);
             return 1;
         }
@@ -669,6 +673,10 @@ static int bench_lang(bench_ctx *ctx)
     jit_destroy(J);
     if (wants(ctx, "compile"))
         rc |= bench_compile(ctx);
+#if defined(PLUME_HAVE_KERNELS)
+    if (wants(ctx, "source"))
+        rc |= bench_lang_source(ctx, reps);
+#endif
     return rc ? 1 : 0;
 }
 
