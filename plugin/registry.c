@@ -7,12 +7,22 @@ extern const pl_node_type pl_node_source_sphere;
 extern const pl_node_type pl_node_vdb_import;
 extern const pl_node_type pl_node_vdb_export;
 extern const pl_node_type pl_node_kernel;
+extern const pl_node_type pl_node_smoke_source;
+extern const pl_node_type pl_node_smoke_advect;
+extern const pl_node_type pl_node_smoke_forces;
+extern const pl_node_type pl_node_smoke_project;
+extern const pl_node_type pl_node_smoke_topology;
 
 static const pl_node_type *const types[] = {
     &pl_node_source_sphere,
     &pl_node_vdb_import,
     &pl_node_vdb_export,
     &pl_node_kernel,
+    &pl_node_smoke_source,
+    &pl_node_smoke_advect,
+    &pl_node_smoke_forces,
+    &pl_node_smoke_project,
+    &pl_node_smoke_topology,
 };
 
 uint32_t pl_registry_count(void) { return (uint32_t)(sizeof types / sizeof types[0]); }
