@@ -1,0 +1,347 @@
+/* plume-bench mgpcg: a multigrid-preconditioned conjugate gradient Poisson solve, -lap(p) = b
+ * with p = 0 outside a sparse domain, written entirely in kernels (plugin/kernels/mgpcg3.pk and
+ * mgpcg2.pk, embedded at build time): a ball of radius 0.45 in 128^3 (--quick: 32^3) and a
+ * disk of radius 0.45 in 512^2 (--quick: 64^2). One repetition is a whole solve from x = 0:
+ * ITERS CG iterations, each a V-cycle over the level hierarchy plus the CG updates, with alpha,
+ * beta and the residual norms in 0-D fields, so a repetition is one flush with no host
+ * read-back and the optimizer sees every iteration whole. Eager, optimized and each pass off
+ * (bench_sfg.h).
+ *
+ * Besides the driver's table, each case prints its list generations eager and optimized --
+ * in the timed repetitions, and "cold" (setup plus the first solve, before any list exists) --
+ * and the residual drop |r| / |b| of the first warm-up solve in every mode (the solve fails the
+ * case when it drops by less than 1e3). Target (issue 6): list generations cut at least 20x. */
+#include "bench_sfg.h"
+
+#if defined(PLUME_HAVE_KERNELS)
+
+extern const unsigned char mgpcg3_pk_bytes[], mgpcg2_pk_bytes[];
+extern const size_t mgpcg3_pk_size, mgpcg2_pk_size;
+
+#define MG_MAXL 6
+#define MG_PRE 2      /* red-black sweeps before restriction, and after prolongation */
+#define MG_BOTTOM 16  /* sweeps on the coarsest level, then as many in the mirrored order */
+
+/* The state of the run in progress (the driver runs one mode at a time on the main thread). */
+static struct mg_state {
+    sfgb_run *r;
+    int dim, n, levels, iters;
+    eng_field *dom[MG_MAXL], *res[MG_MAXL], *z[MG_MAXL], *t[MG_MAXL];
+    eng_field *x, *b, *p, *q, *rr0, *rr, *rz, *rzn, *pq;
+    int steps;            /* step calls in this run */
+    int failed;           /* a launch failed */
+} mg;
+
+/* Per case, over its runs (setup is called once per mode, in bench_sfg.h's order). */
+static struct mg_case_stats {
+    int runs;
+    double drop[SFGB_NMODES];          /* |r| / |b| after the first warm-up solve */
+    uint64_t cold_listgens[SFGB_NMODES]; /* setup plus the first solve */
+    long cells;
+} mgc;
+
+static eng_arg A(eng_field *f)
+{
+    eng_arg a;
+    memset(&a, 0, sizeof a);
+    a.field = f;
+    return a;
+}
+static eng_arg I(int v)
+{
+    eng_arg a;
+    memset(&a, 0, sizeof a);
+    a.i[0] = v;
+    a.f[0] = v;
+    return a;
+}
+
+static void mg_launch(const char *name, const eng_arg *args, uint32_t n)
+{
+    if (mg.failed)
+        return;
+    eng_kernel *k = eng_program_find(mg.r->prog, name);
+    if (!k || eng_launch(mg.r->ctx, k, args, n) != ENG_OK) {
+        fprintf(stderr, "bench: mgpcg: launching %s: %s\n", name, k ? eng_error(mg.r->ctx) : "no such kernel");
+        mg.failed = 1;
+    }
+}
+#define K(name, ...) \
+    mg_launch(name, (eng_arg[]){__VA_ARGS__}, sizeof((eng_arg[]){__VA_ARGS__}) / sizeof(eng_arg))
+
+static void smooth(int l, int color) { K("mg_smooth", A(mg.dom[l]), A(mg.res[l]), A(mg.z[l]), I(color)); }
+
+/* z[0] = M^-1 res[0]: one V-cycle (the order mgpcg3.pk's header describes). */
+static void vcycle(void)
+{
+    int L = mg.levels;
+    for (int l = 0; l < L - 1; l++) {
+        K("mg_zero", A(mg.dom[l]), A(mg.z[l]));
+        for (int k = 0; k < MG_PRE; k++) {
+            smooth(l, 0);
+            smooth(l, 1);
+        }
+        K("mg_residual", A(mg.dom[l]), A(mg.res[l]), A(mg.z[l]), A(mg.t[l]));
+        K("mg_restrict", A(mg.dom[l + 1]), A(mg.t[l]), A(mg.res[l + 1]));
+    }
+    K("mg_zero", A(mg.dom[L - 1]), A(mg.z[L - 1]));
+    for (int k = 0; k < MG_BOTTOM; k++) {
+        smooth(L - 1, 0);
+        smooth(L - 1, 1);
+    }
+    for (int k = 0; k < MG_BOTTOM; k++) {
+        smooth(L - 1, 1);
+        smooth(L - 1, 0);
+    }
+    for (int l = L - 2; l >= 0; l--) {
+        K("mg_prolong", A(mg.dom[l]), A(mg.z[l + 1]), A(mg.z[l]));
+        for (int k = 0; k < MG_PRE; k++) {
+            smooth(l, 1);
+            smooth(l, 0);
+        }
+    }
+}
+
+/* A whole solve from x = 0: launches only. */
+static void solve(void)
+{
+    eng_field *d = mg.dom[0], *r = mg.res[0], *z = mg.z[0];
+    K("cg_start", A(d), A(mg.b), A(mg.x), A(r), A(mg.rr0));
+    vcycle();
+    K("cg_dot", A(d), A(r), A(z), A(mg.rz));
+    K("cg_copy", A(d), A(z), A(mg.p));
+    for (int i = 0; i < mg.iters; i++) {
+        K("cg_apply", A(d), A(mg.p), A(mg.q), A(mg.pq));
+        K("cg_update", A(d), A(mg.p), A(mg.q), A(mg.x), A(r), A(mg.rz), A(mg.pq), A(mg.rr));
+        vcycle();
+        K("cg_dot", A(d), A(r), A(z), A(mg.rzn));
+        K("cg_direction", A(d), A(z), A(mg.p), A(mg.rz), A(mg.rzn));
+    }
+}
+
+/* The problem: the domain (cells whose centre lies within 0.45 of the box's centre) and a
+ * right-hand side with a smooth and an oscillating part. */
+static const char *setup3 =
+    "kernel setup(field<f32> dom, field<f32> b, i32 n) {\n"
+    "    for (P in ivec3(0) .. ivec3(n)) {\n"
+    "        vec3 d = (vec3(P) + vec3(0.5)) / f32(n) - vec3(0.5);\n"
+    "        if (length(d) < 0.45) {\n"
+    "            dom[P] = 1.0;\n"
+    "            b[P] = 0.25 + sin(9.0 * d.x) * cos(7.0 * d.y) + 0.5 * d.z + f32((P.x + P.y + P.z) % 3) * 0.1;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+static const char *setup2 =
+    "kernel setup(field<f32, 2> dom, field<f32, 2> b, i32 n) {\n"
+    "    for (P in ivec2(0) .. ivec2(n)) {\n"
+    "        vec2 d = (vec2(f32(P.x), f32(P.y)) + vec2(0.5)) / f32(n) - vec2(0.5);\n"
+    "        if (length(d) < 0.45) {\n"
+    "            dom[P] = 1.0;\n"
+    "            b[P] = 0.25 + sin(9.0 * d.x) * cos(7.0 * d.y) + f32((P.x + P.y) % 3) * 0.1;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* The domain keeps activity per voxel (its leaf is bitmasked), so struct-fors over it visit
+ * exactly the ball's cells; the solver's fields use the default layout and are written only
+ * there, so every cell outside reads the background 0 (Dirichlet). */
+static eng_field *declare(int slot, const char *name, int dim, int masked)
+{
+    char layout[128];
+    snprintf(layout, sizeof layout, "%s", eng_default_layout(dim));
+    char *leaf = masked ? strstr(layout, "dense(") : NULL;
+    if (leaf) {
+        char rest[64];
+        snprintf(rest, sizeof rest, "%s", leaf + 5);
+        snprintf(leaf, sizeof layout - (size_t)(leaf - layout), "bitmasked%s", rest);
+    }
+    eng_field_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.type = ENG_F32;
+    d.layout = layout;
+    d.voxel_size = 1.0 / mg.n;
+    eng_field *f = NULL;
+    if (eng_field_declare(mg.r->ctx, &d, &f) != ENG_OK) {
+        sfgb_fail(mg.r, name);
+        return NULL;
+    }
+    if (slot >= 0) {
+        sfgb_check *chk = mg.r->user;
+        mg.r->f[slot] = f;
+        chk->dim[slot] = dim;
+        chk->extent[slot] = dim == 0 ? 1 : mg.n;
+    }
+    return f;
+}
+
+static int mg_setup(sfgb_run *r, int dim)
+{
+    int mode = mgc.runs++;
+    memset(&mg, 0, sizeof mg);
+    mg.r = r;
+    mg.dim = dim;
+    /* 3-D: 128 -> 64 -> 32 -> 16 (quick 32 -> 16 -> 8); 2-D: 512 .. 32 (quick 64 -> 32 -> 16) */
+    mg.n = dim == 3 ? (r->quick ? 32 : 128) : (r->quick ? 64 : 512);
+    mg.levels = r->quick ? 3 : (dim == 3 ? 4 : 5);
+    mg.iters = r->quick ? 8 : 10;
+    /* checked fields (slots 0..3): the solution, b.b (a reduction), and the domains of the
+     * second and the coarsest level (activated from the finer ones) */
+    char nm[32];
+    int ok = 1;
+    for (int l = 0; l < mg.levels && ok; l++) {
+        snprintf(nm, sizeof nm, "dom%d", l);
+        ok = ok && (mg.dom[l] = declare(l == 1 ? 2 : l == mg.levels - 1 ? 3 : -1, nm, dim, 1));
+        snprintf(nm, sizeof nm, "r%d", l);
+        ok = ok && (mg.res[l] = declare(-1, nm, dim, 0));
+        snprintf(nm, sizeof nm, "z%d", l);
+        ok = ok && (mg.z[l] = declare(-1, nm, dim, 0));
+        snprintf(nm, sizeof nm, "t%d", l);
+        ok = ok && (mg.t[l] = declare(-1, nm, dim, 0));
+    }
+    ok = ok && (mg.x = declare(0, "x", dim, 0)) && (mg.p = declare(-1, "p", dim, 0)) &&
+         (mg.b = declare(-1, "b", dim, 0)) && (mg.q = declare(-1, "q", dim, 0)) &&
+         (mg.rr = declare(-1, "rr", 0, 0)) && (mg.rz = declare(-1, "rz", 0, 0)) &&
+         (mg.rr0 = declare(1, "rr0", 0, 0)) && (mg.rzn = declare(-1, "rz_new", 0, 0)) &&
+         (mg.pq = declare(-1, "pq", 0, 0));
+    if (!ok)
+        return 1;
+    const unsigned char *src = dim == 3 ? mgpcg3_pk_bytes : mgpcg2_pk_bytes;
+    size_t len = dim == 3 ? mgpcg3_pk_size : mgpcg2_pk_size;
+    const char *file = dim == 3 ? "mgpcg3.pk" : "mgpcg2.pk";
+    eng_program *problem = NULL;
+    if (eng_program_compile(r->ctx, file, (const char *)src, len, &r->prog) != ENG_OK ||
+        eng_program_compile(r->ctx, "problem.pk", dim == 3 ? setup3 : setup2,
+                            strlen(dim == 3 ? setup3 : setup2), &problem) != ENG_OK)
+        return sfgb_fail(r, "compile");
+    eng_arg a[3] = {A(mg.dom[0]), A(mg.b), I(mg.n)};
+    if (eng_launch(r->ctx, eng_program_find(problem, "setup"), a, 3) != ENG_OK)
+        return sfgb_fail(r, "setup");
+    for (int l = 0; l + 1 < mg.levels; l++)
+        K("mg_coarsen", A(mg.dom[l]), A(mg.dom[l + 1]));
+    if (mg.failed || eng_sync(r->ctx) != ENG_OK)
+        return sfgb_fail(r, "setup");
+    /* cells of the finest domain, counted once (eager run) from the field (3-D) or voxel by
+     * voxel (2-D fields have no block access) */
+    if (mode == 0) {
+        if (dim == 3) {
+            mgc.cells = (long)eng_field_active_voxels(mg.dom[0]);
+        } else {
+            for (int x = 0; x < mg.n; x++)
+                for (int y = 0; y < mg.n; y++) {
+                    int32_t ijk[3] = {x, y, 0};
+                    mgc.cells += eng_field_read(mg.dom[0], ijk, 0) == 1.0f;
+                }
+        }
+    }
+    return 0;
+}
+
+static int mg_step(sfgb_run *r, int rep)
+{
+    (void)rep;
+    /* The second warm-up starts after the first warm-up's solve was flushed: reading its
+     * residual here (a sync, outside the timed repetitions) checks that the solve converged;
+     * the counters so far are the cold figures (setup and the first solve). */
+    if (++mg.steps == 2) {
+        int32_t o[3] = {0, 0, 0};
+        double rr = eng_field_read(mg.rr, o, 0), rr0 = eng_field_read(mg.rr0, o, 0);
+        double drop = rr0 > 0 ? sqrt(rr / rr0) : 1.0;
+        eng_stats st;
+        eng_get_stats(r->ctx, &st);
+        mgc.drop[mgc.runs - 1] = drop;
+        mgc.cold_listgens[mgc.runs - 1] = st.listgens;
+        if (!(drop <= 1e-3)) {
+            fprintf(stderr, "bench: mgpcg: the residual dropped only to %.3g of |b| after %d "
+                            "iterations\n", drop, mg.iters);
+            return 1;
+        }
+    }
+    solve();
+    return mg.failed;
+}
+
+/* Fields are compared within a relative tolerance of their sums, not bitwise: the JIT's float
+ * atomics add the 0-D reductions (b.b, p.q, r.z, r.r) in an order that differs run to run and
+ * between modes, so alpha and beta, and through them x, differ in the last bits (about 1e-8
+ * of x's sum in practice). The residual-like fields r, z, p and q are not compared: after the
+ * solve has converged they hold float rounding noise (|r| ~ 1e-7 |b|), whose sums differ
+ * between any two runs by more than their own size. Each mode's solve must converge instead
+ * (mg_step). */
+static int mg_setup3(sfgb_run *r) { return mg_setup(r, 3); }
+static int mg_setup2(sfgb_run *r) { return mg_setup(r, 2); }
+static const sfgb_case mg_cases[] = {
+    {"mgpcg_3d", mg_setup3, mg_step, 2, 2, 1e-5, 4},
+    {"mgpcg_2d", mg_setup2, mg_step, 2, 2, 1e-5, 4},
+};
+
+/* The listgen counts of the case just run, from the JSON object the driver appended. */
+static uint64_t mode_listgens(bench_ctx *bctx, int m)
+{
+    json_t *c = json_array_get(bctx->cases, json_array_size(bctx->cases) - 1);
+    json_t *mode = json_array_get(json_object_get(c, "modes"), (size_t)m);
+    return (uint64_t)json_integer_value(json_object_get(mode, "listgens"));
+}
+
+static int run_mgpcg(bench_ctx *bctx)
+{
+    int fail = 0;
+    const char *only = bctx->argc > 0 ? bctx->argv[0] : NULL;
+    sfgb_header();
+    for (size_t i = 0; i < sizeof mg_cases / sizeof mg_cases[0]; i++) {
+        const sfgb_case *c = &mg_cases[i];
+        if (only && strcmp(only, c->name))
+            continue;
+        memset(&mgc, 0, sizeof mgc);
+        double tr = 1, wr = 1;
+        size_t before = json_array_size(bctx->cases);
+        if (sfgb_case_run(c, bctx, &tr, &wr))
+            fail = 1;
+        if (json_array_size(bctx->cases) == before) /* a mode failed to run */
+            continue;
+        uint64_t le = mode_listgens(bctx, 0), lo = mode_listgens(bctx, 1);
+        uint64_t ce = mgc.cold_listgens[0], co = mgc.cold_listgens[1];
+        /* with no listgen left in the optimized repetitions the ratio is a lower bound */
+        double ratio = (double)le / (double)(lo ? lo : 1);
+        double cold = (double)ce / (double)(co ? co : 1);
+        int reps = bctx->quick ? c->quick_reps : c->reps;
+        printf("%s: %ld cells, %d CG iterations per solve; list generations in %d timed solves: "
+               "eager %llu, optimized %llu: %s%.0fx fewer (target 20); cold (setup + first "
+               "solve): eager %llu, optimized %llu: %.0fx fewer; %.2fx fewer tasks, %.2fx less "
+               "wall time\n",
+               c->name, mgc.cells, bctx->quick ? 8 : 10, reps, (unsigned long long)le,
+               (unsigned long long)lo, lo ? "" : ">= ", ratio, (unsigned long long)ce,
+               (unsigned long long)co, cold, tr, wr);
+        printf("%s: residual |r| / |b| after one solve:", c->name);
+        for (int m = 0; m < SFGB_NMODES; m++)
+            printf(" %s %.3g", sfgb_modes[m].name, mgc.drop[m]);
+        printf("\n");
+        json_t *obj = json_array_get(bctx->cases, json_array_size(bctx->cases) - 1);
+        json_t *drops = json_object();
+        for (int m = 0; m < SFGB_NMODES; m++)
+            json_object_set_new(drops, sfgb_modes[m].name, json_real(mgc.drop[m]));
+        json_object_set_new(obj, "cells", json_integer(mgc.cells));
+        json_object_set_new(obj, "cg_iterations", json_integer(bctx->quick ? 8 : 10));
+        json_object_set_new(obj, "listgen_ratio", json_real(ratio));
+        json_object_set_new(obj, "listgen_ratio_is_lower_bound", json_boolean(lo == 0));
+        json_object_set_new(obj, "cold_listgens_eager", json_integer((json_int_t)ce));
+        json_object_set_new(obj, "cold_listgens_optimized", json_integer((json_int_t)co));
+        json_object_set_new(obj, "cold_listgen_ratio", json_real(cold));
+        json_object_set_new(obj, "residual_drop", drops);
+    }
+    return fail;
+}
+
+#else
+
+static int run_mgpcg(bench_ctx *bctx)
+{
+    (void)bctx;
+    fprintf(stderr, "plume-bench mgpcg: this build has no kernels\n");
+    return 1;
+}
+
+#endif
+
+BENCH_SUITE("mgpcg", "MGPCG Poisson solve on a sparse 128^3 ball and a 512^2 disk, entirely in "
+                     "kernels: eager vs optimized vs each pass off [case]", run_mgpcg)
