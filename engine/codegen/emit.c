@@ -17,7 +17,7 @@ int jit_emit_text(const jit_config *cfg, jit_build_fn build, void *user,
     }
     *text = NULL;
     jit_config c = cfg ? *cfg : jit_config_default();
-    cg_target t = {CG_HOST, c.cpu, c.features, c.opt_level, c.runtime_bc, c.runtime_bc_size};
+    cg_target t = {CG_HOST, c.cpu, c.features, c.opt_level, c.runtime_bc, c.runtime_bc_size, NULL};
     cg_toolchain tc;
     if (cg_toolchain_init(&tc, &t, err, err_size) != 0)
         return -1;

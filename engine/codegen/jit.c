@@ -343,7 +343,7 @@ int jit_create(const jit_config *cfg, jit **out, char *err, size_t err_size)
         jit_destroy(j);
         return -1;
     }
-    cg_target t = {CG_HOST, c.cpu, c.features, c.opt_level, c.runtime_bc, c.runtime_bc_size};
+    cg_target t = {CG_HOST, c.cpu, c.features, c.opt_level, c.runtime_bc, c.runtime_bc_size, NULL};
     for (int i = 0; i < c.compile_threads; i++) {
         worker *w = &j->workers[i];
         w->j = j;

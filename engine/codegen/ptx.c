@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/codegen/toolchain.h"
 
@@ -14,6 +15,8 @@ ptx_options ptx_options_default(void)
     memset(&o, 0, sizeof o);
     o.sm = 80;
     o.opt_level = 3;
+    if (access(PTX_LIBDEVICE_DEFAULT, R_OK) == 0)
+        o.libdevice = PTX_LIBDEVICE_DEFAULT;
     return o;
 }
 
@@ -75,7 +78,10 @@ int ptx_emit(const ptx_options *opt, jit_build_fn build, void *user, jit_emit_ki
                    o.sm, o.ptx_version / 10, o.ptx_version % 10);
         return -1;
     }
-    cg_target t = {CG_NVPTX64, cpu, features, o.opt_level, o.runtime_bc, o.runtime_bc_size};
+    cg_target t = {CG_NVPTX64,   cpu,
+                   features,     o.opt_level,
+                   o.runtime_bc, o.runtime_bc_size,
+                   o.libdevice};
     cg_toolchain tc;
     if (cg_toolchain_init(&tc, &t, err, err_size) != 0)
         return -1;
@@ -83,14 +89,15 @@ int ptx_emit(const ptx_options *opt, jit_build_fn build, void *user, jit_emit_ki
     int rc = cg_build_module(&tc, "plume", build, user, NULL, 0, &m, instructions, err,
                              err_size);
     /* A device module cannot call anything outside itself: an undefined function (the
-     * __nv_* math of libdevice, which is not linked yet) is an error here, not in ptxas. */
+     * __nv_* math when no libdevice was given) is an error here, not in ptxas. */
     for (LLVMValueRef f = rc == 0 ? LLVMGetFirstFunction(m) : NULL; f; f = LLVMGetNextFunction(f)) {
         size_t len;
         const char *name = LLVMGetValueName2(f, &len);
         if (LLVMIsDeclaration(f) && strncmp(name, "llvm.", 5) != 0 && LLVMGetFirstUse(f)) {
             cg_set_err(err, err_size, "ptx_emit: '%s' is called but not defined in the module "
-                                      "(plm_rt_*: pass the runtime bitcode; math functions "
-                                      "need libdevice, which is not linked)", name);
+                                      "(plm_rt_*: pass the runtime bitcode; __nv_* math: "
+                                      "libdevice, %s)", name,
+                       o.libdevice ? o.libdevice : "none given (" PTX_LIBDEVICE_DEFAULT " is absent)");
             LLVMDisposeModule(m);
             rc = -1;
             break;

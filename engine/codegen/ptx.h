@@ -30,9 +30,16 @@ typedef struct ptx_options {
     int opt_level;   /* 0..3 */
     const void *runtime_bc; /* nvptx64 bitcode linked into the module; NULL = none */
     size_t runtime_bc_size;
+    /* CUDA's libdevice bitcode (the __nv_* math that sqrt/exp/sin/pow... become); NULL: math
+     * calls are an error. Read at each ptx_emit. */
+    const char *libdevice;
 } ptx_options;
 
-ptx_options ptx_options_default(void); /* sm_80, O3, no runtime */
+/* The CUDA toolkit's libdevice when it is installed there, else NULL. */
+#define PTX_LIBDEVICE_DEFAULT "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+
+/* sm_80, O3, no runtime, libdevice = PTX_LIBDEVICE_DEFAULT when that file exists */
+ptx_options ptx_options_default(void);
 
 /* Marks fn (a function of m) as a kernel entry point. Returns 0, or -1 when fn is not a
  * function. */

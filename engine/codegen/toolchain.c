@@ -159,6 +159,28 @@ int cg_toolchain_init(cg_toolchain *tc, const cg_target *t, char *err, size_t er
         LLVMSetDataLayout(tc->runtime, tc->datalayout);
         strip_target_attributes(tc->runtime);
     }
+    if (t->libdevice) {
+        LLVMMemoryBufferRef buf = NULL;
+        char *msg = NULL;
+        if (LLVMCreateMemoryBufferWithContentsOfFile(t->libdevice, &buf, &msg)) {
+            cg_set_err(err, err_size, "codegen: cannot read libdevice %s: %s", t->libdevice,
+                       msg ? msg : "?");
+            LLVMDisposeMessage(msg);
+            goto fail;
+        }
+        tc->diag[0] = 0;
+        if (LLVMParseBitcodeInContext2(tc->ctx, buf, &tc->libdevice)) {
+            cg_set_err(err, err_size, "codegen: libdevice %s does not parse: %s", t->libdevice,
+                       tc->diag[0] ? tc->diag : "invalid bitcode");
+            tc->libdevice = NULL;
+            LLVMDisposeMemoryBuffer(buf);
+            goto fail;
+        }
+        LLVMDisposeMemoryBuffer(buf);
+        /* libdevice says nvptx64-nvidia-gpulibs; ours is the one the module is built for */
+        LLVMSetTarget(tc->libdevice, tc->triple);
+        LLVMSetDataLayout(tc->libdevice, tc->datalayout);
+    }
     LLVMDisposeMessage(host_cpu);
     LLVMDisposeMessage(host_features);
     return 0;
@@ -174,6 +196,8 @@ void cg_toolchain_fini(cg_toolchain *tc)
 {
     if (tc->runtime)
         LLVMDisposeModule(tc->runtime);
+    if (tc->libdevice)
+        LLVMDisposeModule(tc->libdevice);
     if (tc->ctx)
         LLVMContextDispose(tc->ctx);
     if (tc->tm)
@@ -314,6 +338,17 @@ int cg_build_module(cg_toolchain *tc, const char *name, jit_build_fn build, void
         LLVMModuleRef rt = LLVMCloneModule(tc->runtime);
         if (LLVMLinkModules2(m, rt)) { /* consumes rt */
             cg_set_err(err, err_size, "%s: linking the runtime: %s", name,
+                       tc->diag[0] ? tc->diag : "failed");
+            goto done;
+        }
+    }
+    /* Only what the module calls survives: everything of libdevice but the kept symbols is
+     * internalized below and dropped by globaldce; NVPTX's pipeline folds __nvvm_reflect. */
+    if (tc->libdevice) {
+        tc->diag[0] = 0;
+        LLVMModuleRef ld = LLVMCloneModule(tc->libdevice);
+        if (LLVMLinkModules2(m, ld)) {
+            cg_set_err(err, err_size, "%s: linking libdevice: %s", name,
                        tc->diag[0] ? tc->diag : "failed");
             goto done;
         }

@@ -29,6 +29,8 @@ typedef struct cg_target {
     int opt_level;
     const void *runtime_bc;
     size_t runtime_bc_size;
+    const char *libdevice; /* NVPTX: path of CUDA's libdevice bitcode, linked like the runtime
+                            * (its __nv_* math); NULL = none */
 } cg_target;
 
 typedef struct cg_toolchain {
@@ -39,6 +41,7 @@ typedef struct cg_toolchain {
     char *triple;
     char *datalayout;
     LLVMModuleRef runtime; /* NULL without a blob */
+    LLVMModuleRef libdevice; /* NULL without one */
     char diag[512];        /* the last error the context's diagnostic handler saw */
 } cg_toolchain;
 

@@ -149,7 +149,8 @@ int main(int argc, char **argv)
     CHECK_MSG(strstr(err, "target") != NULL, err);
     ir_task_free(t);
     LLVMDisposeModule(mod);
-    /* math needs libdevice, not linked yet: a clear error instead of PTX ptxas rejects */
+    /* math is libdevice's: without it a clear error instead of PTX ptxas rejects; with it
+     * (the toolkit's, when installed) the __nv_* functions are linked in and no call is left */
     ir_type fa[1] = {IR_I64};
     t = ir_task_new(IR_TASK_SERIAL, "math", NULL, 0, fa, 1);
     t->gtmp_bytes = 8;
@@ -160,8 +161,20 @@ int main(int argc, char **argv)
     ir_emit(&b, g);
     ir_global_store(&b, g, ir_unary(&b, IR_SIN, ir_global_load(&b, g)));
     char *ptx = NULL;
-    CHECK(ptx_emit(NULL, cg_task_build_nvptx, t, JIT_EMIT_ASM, &ptx, NULL, err, sizeof err) != 0);
+    ptx_options nolib = ptx_options_default();
+    nolib.libdevice = NULL;
+    CHECK(ptx_emit(&nolib, cg_task_build_nvptx, t, JIT_EMIT_ASM, &ptx, NULL, err, sizeof err) != 0);
     CHECK_MSG(strstr(err, "__nv_sinf") && strstr(err, "libdevice"), err);
+    ptx_options withlib = ptx_options_default();
+    if (withlib.libdevice) {
+        CHECK_MSG(ptx_emit(&withlib, cg_task_build_nvptx, t, JIT_EMIT_ASM, &ptx, NULL, err,
+                           sizeof err) == 0, err);
+        CHECK(ptx && !strstr(ptx, "__nv_sinf") && !strstr(ptx, "call"));
+        free(ptx);
+    } else {
+        printf("libdevice not found at %s: math PTX with libdevice not checked\n",
+               PTX_LIBDEVICE_DEFAULT);
+    }
     ir_task_free(t);
     LLVMContextDispose(ctx);
 
