@@ -19,13 +19,13 @@ extern const unsigned char mgpcg3_pk_bytes[], mgpcg2_pk_bytes[];
 extern const size_t mgpcg3_pk_size, mgpcg2_pk_size;
 
 #define MG_MAXL 6
-#define MG_PRE 2      /* red-black sweeps before restriction, and after prolongation */
 #define MG_BOTTOM 16  /* sweeps on the coarsest level, then as many in the mirrored order */
 
 /* The state of the run in progress (the driver runs one mode at a time on the main thread). */
 static struct mg_state {
     sfgb_run *r;
     int dim, n, levels, iters;
+    int sweeps;           /* red-black sweeps before restriction, and after prolongation */
     eng_field *dom[MG_MAXL], *res[MG_MAXL], *z[MG_MAXL], *t[MG_MAXL];
     eng_field *x, *b, *p, *q, *rr0, *rr, *rz, *rzn, *pq;
     int steps;            /* step calls in this run */
@@ -77,7 +77,7 @@ static void vcycle(void)
     int L = mg.levels;
     for (int l = 0; l < L - 1; l++) {
         K("mg_zero", A(mg.dom[l]), A(mg.z[l]));
-        for (int k = 0; k < MG_PRE; k++) {
+        for (int k = 0; k < mg.sweeps; k++) {
             smooth(l, 0);
             smooth(l, 1);
         }
@@ -95,7 +95,7 @@ static void vcycle(void)
     }
     for (int l = L - 2; l >= 0; l--) {
         K("mg_prolong", A(mg.dom[l]), A(mg.z[l + 1]), A(mg.z[l]));
-        for (int k = 0; k < MG_PRE; k++) {
+        for (int k = 0; k < mg.sweeps; k++) {
             smooth(l, 1);
             smooth(l, 0);
         }
@@ -181,17 +181,21 @@ static int mg_setup(sfgb_run *r, int dim)
     memset(&mg, 0, sizeof mg);
     mg.r = r;
     mg.dim = dim;
-    /* 3-D: 128 -> 64 -> 32 -> 16 (quick 32 -> 16 -> 8); 2-D: 512 .. 32 (quick 64 -> 32 -> 16) */
+    /* 3-D: 128 -> 64 -> 32 -> 16 (quick 32 -> 16 -> 8); 2-D: 512 .. 16 (quick 64 -> 32 -> 16).
+     * With piecewise-constant prolongation the 2-D V-cycle needs more smoothing than the 3-D
+     * one to stay a strong preconditioner at 512^2 (2 sweeps: |r| / |b| 2e-4 after 10
+     * iterations; 4 sweeps: 4e-6). */
     mg.n = dim == 3 ? (r->quick ? 32 : 128) : (r->quick ? 64 : 512);
-    mg.levels = r->quick ? 3 : (dim == 3 ? 4 : 5);
+    mg.levels = r->quick ? 3 : (dim == 3 ? 4 : 6);
+    mg.sweeps = dim == 3 ? 2 : 4;
     mg.iters = r->quick ? 8 : 10;
-    /* checked fields (slots 0..3): the solution, b.b (a reduction), and the domains of the
-     * second and the coarsest level (activated from the finer ones) */
+    /* checked fields (slots 0..2): the solution and the domains of the second and the
+     * coarsest level (activated from the finer ones) */
     char nm[32];
     int ok = 1;
     for (int l = 0; l < mg.levels && ok; l++) {
         snprintf(nm, sizeof nm, "dom%d", l);
-        ok = ok && (mg.dom[l] = declare(l == 1 ? 2 : l == mg.levels - 1 ? 3 : -1, nm, dim, 1));
+        ok = ok && (mg.dom[l] = declare(l == 1 ? 1 : l == mg.levels - 1 ? 2 : -1, nm, dim, 1));
         snprintf(nm, sizeof nm, "r%d", l);
         ok = ok && (mg.res[l] = declare(-1, nm, dim, 0));
         snprintf(nm, sizeof nm, "z%d", l);
@@ -202,7 +206,7 @@ static int mg_setup(sfgb_run *r, int dim)
     ok = ok && (mg.x = declare(0, "x", dim, 0)) && (mg.p = declare(-1, "p", dim, 0)) &&
          (mg.b = declare(-1, "b", dim, 0)) && (mg.q = declare(-1, "q", dim, 0)) &&
          (mg.rr = declare(-1, "rr", 0, 0)) && (mg.rz = declare(-1, "rz", 0, 0)) &&
-         (mg.rr0 = declare(1, "rr0", 0, 0)) && (mg.rzn = declare(-1, "rz_new", 0, 0)) &&
+         (mg.rr0 = declare(-1, "rr0", 0, 0)) && (mg.rzn = declare(-1, "rz_new", 0, 0)) &&
          (mg.pq = declare(-1, "pq", 0, 0));
     if (!ok)
         return 1;
@@ -263,16 +267,16 @@ static int mg_step(sfgb_run *r, int rep)
 
 /* Fields are compared within a relative tolerance of their sums, not bitwise: the JIT's float
  * atomics add the 0-D reductions (b.b, p.q, r.z, r.r) in an order that differs run to run and
- * between modes, so alpha and beta, and through them x, differ in the last bits (about 1e-8
- * of x's sum in practice). The residual-like fields r, z, p and q are not compared: after the
- * solve has converged they hold float rounding noise (|r| ~ 1e-7 |b|), whose sums differ
- * between any two runs by more than their own size. Each mode's solve must converge instead
- * (mg_step). */
+ * between modes, so alpha and beta, and through them x, differ in the last bits (x's sum by
+ * about 1e-7 at 128^3). The reductions themselves are not compared: summed in f32 over 8e5
+ * cells, b.b differs by about 5e-5 between two orders. Nor are the residual-like fields r, z,
+ * p and q: after the solve has converged they hold rounding noise (|r| ~ 1e-6 |b|). Each
+ * mode's solve must converge instead (mg_step). The domains come out bitwise equal. */
 static int mg_setup3(sfgb_run *r) { return mg_setup(r, 3); }
 static int mg_setup2(sfgb_run *r) { return mg_setup(r, 2); }
 static const sfgb_case mg_cases[] = {
-    {"mgpcg_3d", mg_setup3, mg_step, 2, 2, 1e-5, 4},
-    {"mgpcg_2d", mg_setup2, mg_step, 2, 2, 1e-5, 4},
+    {"mgpcg_3d", mg_setup3, mg_step, 2, 2, 1e-5, 3},
+    {"mgpcg_2d", mg_setup2, mg_step, 2, 2, 1e-5, 3},
 };
 
 /* The listgen counts of the case just run, from the JSON object the driver appended. */

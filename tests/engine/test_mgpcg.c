@@ -14,6 +14,7 @@ typedef struct solver {
     eng_context *ctx;
     eng_program *prog, *setup;
     int dim, n, levels;
+    int sweeps; /* red-black sweeps before restriction and after prolongation */
     eng_field *dom[MAXL], *r[MAXL], *z[MAXL], *t[MAXL];
     eng_field *x, *b, *p, *q, *rr0, *rr, *rz, *rzn, *pq;
 } solver;
@@ -63,13 +64,14 @@ static void launch(solver *s, const char *name, const eng_arg *a, uint32_t n)
 
 static void smooth(solver *s, int l, int color) { L(s, "mg_smooth", F(s->dom[l]), F(s->r[l]), F(s->z[l]), I(color)); }
 
-/* z[0] = M^-1 r[0]: one V-cycle, 2 pre / 2 post sweeps, 16 + 16 mirrored at the bottom. */
+/* z[0] = M^-1 r[0]: one V-cycle, `sweeps` pre / post sweeps, 16 + 16 mirrored at the bottom
+ * (the bench's V-cycle: tests/bench/bench_mgpcg.c). */
 static void vcycle(solver *s)
 {
     int L_ = s->levels;
     for (int l = 0; l < L_ - 1; l++) {
         L(s, "mg_zero", F(s->dom[l]), F(s->z[l]));
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < s->sweeps; k++) {
             smooth(s, l, 0);
             smooth(s, l, 1);
         }
@@ -87,7 +89,7 @@ static void vcycle(solver *s)
     }
     for (int l = L_ - 2; l >= 0; l--) {
         L(s, "mg_prolong", F(s->dom[l]), F(s->z[l + 1]), F(s->z[l]));
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < s->sweeps; k++) {
             smooth(s, l, 1);
             smooth(s, l, 0);
         }
@@ -165,6 +167,7 @@ static int solver_init(solver *s, int dim, int n, int levels, int eager, const c
     s->dim = dim;
     s->n = n;
     s->levels = levels;
+    s->sweeps = dim == 3 ? 2 : 4; /* as in the bench: 2-D needs more with constant prolongation */
     s->ctx = et_context(0);
     eng_mode m = {eager, 0, 0};
     CHECK_OK(s->ctx, eng_set_mode(s->ctx, &m));
