@@ -362,9 +362,7 @@ static void test_buoyancy_and_topology(void)
 static void test_topology_margin(void)
 {
     plume_node *dot = setup_node("dot_at");
-    const int64_t at3[3] = {11, 11, 11};
-    double at[3] = {(double)at3[0], (double)at3[1], (double)at3[2]};
-    ok(api->node_set_vec3(dot, "at", at), "at");
+    set_v(dot, "at", 11, 11, 11);
     const struct { int margin; double blocks; } cases[] = {
         {3, 1}, /* voxels 8..14 per axis: block 8 only */
         {4, 8}, /* 7..15: blocks 0 and 8 per axis */
