@@ -2,15 +2,16 @@
  * with p = 0 outside a sparse domain, written entirely in kernels (plugin/kernels/mgpcg3.pk and
  * mgpcg2.pk, embedded at build time): a ball of radius 0.45 in 128^3 (--quick: 32^3) and a
  * disk of radius 0.45 in 512^2 (--quick: 64^2). One repetition is a whole solve from x = 0:
- * ITERS CG iterations, each a V-cycle over the level hierarchy plus the CG updates, with alpha,
- * beta and the residual norms in 0-D fields, so a repetition is one flush with no host
- * read-back and the optimizer sees every iteration whole. Eager, optimized and each pass off
- * (bench_sfg.h).
+ * 10 (quick: 8) CG iterations, each a V-cycle over the level hierarchy (4 levels in 3-D, 6 in
+ * 2-D; quick: 3) plus the CG updates, with alpha, beta and the residual norms in 0-D fields,
+ * so a repetition is one flush with no host read-back and the optimizer sees every iteration
+ * whole. Eager, optimized and each pass off (bench_sfg.h).
  *
  * Besides the driver's table, each case prints its list generations eager and optimized --
  * in the timed repetitions, and "cold" (setup plus the first solve, before any list exists) --
- * and the residual drop |r| / |b| of the first warm-up solve in every mode (the solve fails the
- * case when it drops by less than 1e3). Target (issue 6): list generations cut at least 20x. */
+ * and the residual drop |r| / |b| of the first warm-up solve in every mode, as the solver's
+ * 0-D fields hold it (a drop of less than 1e3 fails the case; tests/engine/test_mgpcg.c checks
+ * the true residual from the fields). Target (issue 6): list generations cut at least 20x. */
 #include "bench_sfg.h"
 
 #if defined(PLUME_HAVE_KERNELS)
