@@ -158,6 +158,12 @@ int cg_toolchain_init(cg_toolchain *tc, const cg_target *t, char *err, size_t er
         LLVMSetTarget(tc->runtime, tc->triple);
         LLVMSetDataLayout(tc->runtime, tc->datalayout);
         strip_target_attributes(tc->runtime);
+        /* linkonce_odr: the linker then copies into a task's module only the runtime functions
+         * the task calls (transitively) instead of all of them, and the optimizer has far less
+         * to look at before globaldce would have dropped them anyway */
+        for (LLVMValueRef f = LLVMGetFirstFunction(tc->runtime); f; f = LLVMGetNextFunction(f))
+            if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
+                LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
     }
     if (t->libdevice) {
         LLVMMemoryBufferRef buf = NULL;
