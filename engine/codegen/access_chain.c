@@ -272,6 +272,8 @@ void cg_fast_free(cg_fast *fast)
     free(fast->container);
     free(fast->blocks);
     free(fast->lazy);
+    free(fast->share);
+    fast->share = NULL;
     free(fast->isnull);
     fast->blocks = NULL;
     fast->lazy = NULL;

@@ -78,11 +78,29 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
     slot_use u;
     memset(&u, 0, sizeof u);
     ir_walk(t->body, note_use, &u);
+    /* A read of a field the task also writes qualifies when every access to that field is at
+     * c = 0 and one of them is a write chain (not an activate() call): it then shares that
+     * write's block, so it sees what earlier statements of the same cell wrote. */
+    uint8_t shared_ok[64] = {0};
+    for (int i = 0; i < fast->nacc; i++) {
+        const cg_access *a = &fast->acc[i];
+        if (a->activates && a->slot < 64)
+            shared_ok[a->slot] = 1;
+    }
+    for (int i = 0; i < fast->nacc; i++) {
+        const cg_access *a = &fast->acc[i];
+        for (int x = 0; x < dim && a->slot < 64; x++)
+            if (a->c[x] != 0)
+                shared_ok[a->slot] = 0;
+    }
+    for (int s = 0; s < 64; s++)
+        if (u.query[s])
+            shared_ok[s] = 0;
     int n = 0;
     for (int i = 0; i < fast->nacc; i++) {
         cg_access *a = &fast->acc[i];
         const ir_level *l = leaf_of(f, a->slot);
-        int ok = !u.deact[a->slot] && (a->activates ? 1 : !u.act[a->slot]);
+        int ok = !u.deact[a->slot] && (a->activates ? 1 : !u.act[a->slot] || shared_ok[a->slot]);
         for (int x = 0; x < IR_MAX_DIM; x++) {
             ok &= l->log2_size[x] == lit->log2_size[x];
             if (x < dim) {
@@ -100,7 +118,8 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
     fast->blocks = calloc((size_t)n, sizeof *fast->blocks);
     fast->lazy = calloc((size_t)n, 1);
     fast->isnull = calloc((size_t)n, sizeof *fast->isnull);
-    if (!fast->blocks || !fast->lazy || !fast->isnull) {
+    fast->share = malloc((size_t)n * sizeof *fast->share);
+    if (!fast->blocks || !fast->lazy || !fast->isnull || !fast->share) {
         cg_fail(f, "out of memory");
         return NULL;
     }
@@ -118,6 +137,15 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
             top |= (s->op == IR_GLOBAL_STORE || s->op == IR_ATOMIC) && s->arg[0] == a->fptr;
         fast->lazy[i] = !(top && lit->kind == IR_KIND_DENSE && !u.has_continue &&
                           !u.query[a->slot]);
+    }
+    for (int i = 0; i < n; i++) {
+        const cg_access *a = &fast->acc[i];
+        fast->share[i] = -1;
+        for (int j = 0; j < n && !a->activates && u.act[a->slot]; j++)
+            if (fast->acc[j].activates && fast->acc[j].slot == a->slot) {
+                fast->share[i] = j;
+                break;
+            }
     }
     uint8_t check[64] = {0};
     check[it] = 1;
@@ -219,6 +247,8 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
     int nseen = 0;
     for (int i = 0; i < fast->nacc; i++) {
         const cg_access *a = &fast->acc[i];
+        if (fast->share[i] >= 0)
+            continue; /* after the writes, below */
         int axes[IR_MAX_DIM], nz = nonzero_axes(a, dim, axes);
         for (int k = 0; k < (1 << nz); k++) {
             int d[IR_MAX_DIM] = {0, 0, 0};
@@ -253,6 +283,13 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
             fast->blocks[i][k] = c;
         }
     }
+    for (int i = 0; i < fast->nacc; i++) {
+        int j = fast->share[i];
+        if (j < 0)
+            continue;
+        fast->blocks[i][0] = fast->blocks[j][0];
+        fast->lazy[i] = fast->lazy[j] ? 2 : 0;
+    }
     return 0;
 }
 
@@ -285,7 +322,30 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
     }
     LLVMValueRef c;
     fast->isnull[i] = NULL;
-    if (fast->lazy[i]) {
+    if (fast->lazy[i] == 2) {
+        /* a read sharing a lazy write's block: the block once some statement of this entry
+         * looked it up; until then a lookup that does not activate (NULL: background), kept
+         * only when it found the block */
+        LLVMValueRef p = fast->blocks[i][0];
+        LLVMValueRef v = LLVMBuildLoad2(f->b, f->t_ptr, p, "");
+        LLVMValueRef have = LLVMBuildICmp(f->b, LLVMIntNE, v, sentinel(f), "");
+        LLVMBasicBlockRef from = LLVMGetInsertBlock(f->b);
+        LLVMBasicBlockRef get = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "fast.peek");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "fast.seen");
+        LLVMBuildCondBr(f->b, have, done, get);
+        LLVMPositionBuilderAtEnd(f->b, get);
+        LLVMValueRef r = chain_at(f, a, fast->entry_coord);
+        if (!r)
+            return NULL;
+        LLVMBuildStore(f->b, LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, r, ""), sentinel(f), r, ""), p);
+        LLVMBasicBlockRef got = LLVMGetInsertBlock(f->b);
+        LLVMBuildBr(f->b, done);
+        LLVMPositionBuilderAtEnd(f->b, done);
+        c = LLVMBuildPhi(f->b, f->t_ptr, "fast.block");
+        LLVMValueRef vals[2] = {v, r};
+        LLVMBasicBlockRef bbs[2] = {from, got};
+        LLVMAddIncoming(c, vals, bbs, 2);
+    } else if (fast->lazy[i]) {
         LLVMValueRef p = fast->blocks[i][0];
         LLVMValueRef have = LLVMBuildICmp(f->b, LLVMIntNE, LLVMBuildLoad2(f->b, f->t_ptr, p, ""),
                                           sentinel(f), "");
