@@ -18,27 +18,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+int eng_default_field_info(int dim, int vec3, ir_field_info *out, char *err, size_t n)
+{
+    const char *base = eng_default_layout(dim);
+    if (!base) {
+        snprintf(err, n, "no default layout for dimension %d", dim);
+        return -1;
+    }
+    char text[256];
+    snprintf(text, sizeof text, "%s.place(%s)", base, vec3 ? "v:vec3" : "v");
+    plm_layout *lay = NULL;
+    if (plm_layout_parse(text, &lay, err, n) != 0)
+        return -1;
+    int rc = ir_field_info_from_layout(lay, plm_layout_field(lay, "v"), out, err, n);
+    plm_layout_free(lay);
+    return rc;
+}
+
 /* The descriptor a field parameter gets from its dimension's default layout. */
 static int default_info(const pk_var *v, ir_field_info *out, char *err, size_t n)
 {
-    const char *base = eng_default_layout(v->type.dim);
-    const char *place = v->type.elem == PK_T_F32 ? "v" : v->type.elem == PK_T_VEC3 ? "v:vec3" : NULL;
-    if (!base || !place) {
+    if (v->type.elem != PK_T_F32 && v->type.elem != PK_T_VEC3) {
         char t[64];
         snprintf(err, n, "field parameter '%s' of type %s: engine fields hold f32 or vec3", v->name,
                  pk_type_name(v->type, t, sizeof t));
         return -1;
     }
-    char text[256];
-    snprintf(text, sizeof text, "%s.place(%s)", base, place);
-    plm_layout *lay = NULL;
-    if (plm_layout_parse(text, &lay, err, n) != 0)
+    if (eng_default_field_info(v->type.dim, v->type.elem == PK_T_VEC3, out, err, n) != 0)
         return -1;
-    int rc = ir_field_info_from_layout(lay, plm_layout_field(lay, "v"), out, err, n);
-    if (rc == 0)
-        snprintf(out->name, sizeof out->name, "%s", v->name);
-    plm_layout_free(lay);
-    return rc;
+    snprintf(out->name, sizeof out->name, "%s", v->name);
+    return 0;
 }
 
 static int print_task(FILE *f, const char *title, ir_task *t, int meta)

@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "engine/ir/ir.h"
+
 typedef enum eng_listing_kind {
     ENG_LIST_IR = 0,
     ENG_LIST_LLVM = 1,
@@ -29,5 +31,10 @@ enum { ENG_LIST_OK = 0, ENG_LIST_ESOURCE = 1, ENG_LIST_ENOTFOUND = 2, ENG_LIST_E
 /* kernel NULL or "": every kernel of the file. Returns ENG_LIST_*. */
 int eng_compile_listing(const char *file, const char *src, size_t len, const char *kernel,
                         int kind, char **text, char *err, size_t n);
+
+/* The IR descriptor of a field of dimension dim (0..3) holding f32 (vec3 = 0) or vec3
+ * (vec3 = 1) in its dimension's default layout (eng_default_layout): what a listing gives a
+ * field parameter. 0, or -1 with a message for a bad dim. */
+int eng_default_field_info(int dim, int vec3, ir_field_info *out, char *err, size_t n);
 
 #endif

@@ -4,9 +4,9 @@
  * atomic. Checked on the IR the code generator receives. */
 #include "engine/engine.h"
 #include "engine/lang/lang.h"
+#include "engine/listing.h"
 #include "engine/lower/lower.h"
 #include "engine/passes/passes.h"
-#include "sparse/layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,18 +24,13 @@ static char *codegen_ir(const char *src, const char *kernel, uint32_t nfields)
     }
     const pk_program *prog = pk_result_program(r);
     const pk_func *fn = pk_find_kernel(prog, kernel);
-    char err[512], text[256];
+    char err[512];
     ir_field_info infos[4];
-    for (uint32_t i = 0; i < nfields; i++) {
-        plm_layout *lay = NULL;
-        snprintf(text, sizeof text, "%s.place(v)", eng_default_layout(1));
-        if (plm_layout_parse(text, &lay, err, sizeof err) != 0 ||
-            ir_field_info_from_layout(lay, plm_layout_field(lay, "v"), &infos[i], err, sizeof err) != 0) {
+    for (uint32_t i = 0; i < nfields; i++)
+        if (eng_default_field_info(1, 0, &infos[i], err, sizeof err) != 0) {
             fprintf(stderr, "layout: %s\n", err);
             exit(1);
         }
-        plm_layout_free(lay);
-    }
     ir_task *kt = NULL, **tasks = NULL, *low = NULL;
     uint32_t nt = 0;
     if (lower_kernel(prog, fn, infos, nfields, &kt, err, sizeof err) != 0 ||

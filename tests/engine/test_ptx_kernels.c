@@ -8,10 +8,10 @@
 #include "engine/codegen/task.h"
 #include "engine/engine.h"
 #include "engine/lang/lang.h"
+#include "engine/listing.h"
 #include "engine/lower/lower.h"
 #include "engine/passes/passes.h"
 #include "sparse/bitcode.h"
-#include "sparse/layout.h"
 #include "../codegen/ptxas_util.h"
 #if PLUME_HAVE_OPT
 #include "engine/opt/opt.h"
@@ -43,18 +43,10 @@ static char *slurp(const char *path, size_t *len)
 
 static int field_info(const pk_var *v, ir_field_info *out)
 {
-    const char *base = eng_default_layout(v->type.dim);
-    const char *place = v->type.elem == PK_T_F32 ? "v" : v->type.elem == PK_T_VEC3 ? "v:vec3" : NULL;
-    if (!base || !place)
+    char err[256];
+    if (v->type.elem != PK_T_F32 && v->type.elem != PK_T_VEC3)
         return -1;
-    char text[256], err[256];
-    snprintf(text, sizeof text, "%s.place(%s)", base, place);
-    plm_layout *lay = NULL;
-    if (plm_layout_parse(text, &lay, err, sizeof err) != 0)
-        return -1;
-    int rc = ir_field_info_from_layout(lay, plm_layout_field(lay, "v"), out, err, sizeof err);
-    plm_layout_free(lay);
-    return rc;
+    return eng_default_field_info(v->type.dim, v->type.elem == PK_T_VEC3, out, err, sizeof err);
 }
 
 static void check_kernel(const char *ptxas, const char *file, const pk_program *prog,
