@@ -71,14 +71,24 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
     if (!vals)
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
     int aligned = !(shift[0] & 7) && !(shift[1] & 7) && !(shift[2] & 7);
+    /* A level set's value matters everywhere, not only where the file marks voxels active: the
+     * inside of its surface is stored as inactive voxels and tiles of value -background, and a
+     * collider or emitter needs "inside" there too. So every voxel of its leaves is taken, and
+     * its inside tiles follow the leaves. */
+    int level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET && comps == 1;
+    uint64_t total = gi.leaf_count + (level_set ? gi.inactive_leaf_count : 0);
     plume_status st = PLUME_OK;
-    for (uint64_t i = 0; i < gi.leaf_count && st == PLUME_OK; i++) {
+    for (uint64_t i = 0; i < total && st == PLUME_OK; i++) {
         int32_t o[3];
         uint64_t mask[8];
-        if (plm_vdb_read_leaf(grid, i, o, vals, mask, &e) != PLM_VDB_OK) {
+        int rc = i < gi.leaf_count ? plm_vdb_read_leaf(grid, i, o, vals, mask, &e)
+                                   : plm_vdb_read_inactive_leaf(grid, i - gi.leaf_count, o, vals, &e);
+        if (rc != PLM_VDB_OK) {
             st = vdb_fail(ctx, &e);
             break;
         }
+        if (level_set || i >= gi.leaf_count)
+            memset(mask, 0xff, sizeof mask);
         for (int k = 0; k < 3; k++)
             o[k] += shift[k];
         if (aligned && merge == VDB_MERGE_REPLACE) {

@@ -11,7 +11,9 @@ typedef enum vdb_merge { VDB_MERGE_REPLACE = 0, VDB_MERGE_MAX = 1, VDB_MERGE_ADD
 
 /* Copies grid into field f of engine eng (errors reported on ctx). The grid's voxel size must match the field's (within 1e-5
  * relative) and its voxels must lie on the field's voxel lattice. REPLACE clears the field
- * and takes the grid's background; the others merge active voxels into what is there.
+ * and takes the grid's background; the others merge active voxels into what is there. A
+ * level-set grid brings every voxel of its leaves and its inside tiles (negative values filling
+ * the inside of the surface), so the field reads "inside" everywhere inside.
  * `what` names the grid in messages ("smoke.vdb: grid 'density'"). */
 plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_grid *grid,
                                eng_field *f, vdb_merge merge, const char *what);

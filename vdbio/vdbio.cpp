@@ -137,6 +137,7 @@ struct plm_vdb_grid {
     plm_vdb_grid_info info{};
     std::vector<const void *> leaves; // leaf nodes in tree order
     std::vector<Tile> tiles;          // sorted by first
+    std::vector<Tile> off_tiles;      // inactive tiles off the background, sorted by first
 };
 
 struct plm_vdb_file {
@@ -328,30 +329,43 @@ template <class GridT> void index_tree(const GridT &grid, plm_vdb_grid &g)
     static_assert(UpperT::DIM == 4096 && LowerT::DIM == 128, "5-4-3 tree");
     g.leaves.clear();
     g.tiles.clear();
-    uint64_t next = 0;
-    auto add_tile = [&](const Coord &origin, int dim, const typename GridT::ValueType &v) {
+    g.off_tiles.clear();
+    uint64_t next = 0, off_next = 0;
+    auto add_tile = [](std::vector<Tile> &list, uint64_t &count, const Coord &origin, int dim,
+                       const typename GridT::ValueType &v) {
         Tile t;
         t.origin = origin;
         t.leaves_per_axis = dim / 8;
-        t.first = next;
+        t.first = count;
         copy3(t.value, v);
-        next += uint64_t(t.leaves_per_axis) * uint64_t(t.leaves_per_axis) *
-                uint64_t(t.leaves_per_axis);
-        g.tiles.push_back(t);
+        count += uint64_t(t.leaves_per_axis) * uint64_t(t.leaves_per_axis) *
+                 uint64_t(t.leaves_per_axis);
+        list.push_back(t);
     };
+    // Root-level inactive tiles are not visited: they are the background by construction in
+    // the files we know of, and a root tile covers 4096^3 voxels.
+    const typename GridT::ValueType bg = grid.background();
     const RootT &root = grid.tree().root();
     for (auto it = root.cbeginValueOn(); it; ++it)
-        add_tile(it.getCoord(), UpperT::DIM, *it);
+        add_tile(g.tiles, next, it.getCoord(), UpperT::DIM, *it);
     for (auto up = root.cbeginChildOn(); up; ++up) {
         for (auto it = up->cbeginValueOn(); it; ++it)
-            add_tile(it.getCoord(), LowerT::DIM, *it);
+            add_tile(g.tiles, next, it.getCoord(), LowerT::DIM, *it);
+        // ValueOff iterators also visit child slots (their value mask is off too): skip those.
+        for (auto it = up->cbeginValueOff(); it; ++it)
+            if (!up->isChildMaskOn(it.pos()) && *it != bg)
+                add_tile(g.off_tiles, off_next, it.getCoord(), LowerT::DIM, *it);
         for (auto lo = up->cbeginChildOn(); lo; ++lo) {
             for (auto it = lo->cbeginValueOn(); it; ++it)
-                add_tile(it.getCoord(), 8, *it);
+                add_tile(g.tiles, next, it.getCoord(), 8, *it);
+            for (auto it = lo->cbeginValueOff(); it; ++it)
+                if (!lo->isChildMaskOn(it.pos()) && *it != bg)
+                    add_tile(g.off_tiles, off_next, it.getCoord(), 8, *it);
             for (auto leaf = lo->cbeginChildOn(); leaf; ++leaf)
                 g.leaves.push_back(&*leaf);
         }
     }
+    g.info.inactive_leaf_count = off_next;
     g.info.leaf_count = uint64_t(g.leaves.size()) + next;
     g.info.active_tile_count = g.tiles.size();
     g.info.file_leaf_count = g.leaves.size();
@@ -368,6 +382,7 @@ void refresh(plm_vdb_grid &g)
     in.bbox_empty = 1;
     g.leaves.clear();
     g.tiles.clear();
+    g.off_tiles.clear();
     if (!g.grid) {
         in.name = g.name.c_str();
         in.type_name = g.type_name.c_str();
@@ -429,6 +444,23 @@ std::string grid_label(const plm_vdb_grid &g)
     return format("grid %d \"%s\"", g.index, g.name.c_str());
 }
 
+// Leaf t of the leaves a tile list is voxelized into: its origin and 512 copies of the value.
+void tile_leaf(const std::vector<Tile> &tiles, uint64_t t, int ncomp, int32_t origin[3],
+               float *values)
+{
+    auto it = std::upper_bound(tiles.begin(), tiles.end(), t,
+                               [](uint64_t v, const Tile &tile) { return v < tile.first; });
+    const Tile &tile = *(it - 1);
+    const uint64_t local = t - tile.first, n = uint64_t(tile.leaves_per_axis);
+    origin[0] = tile.origin.x() + int32_t(8 * (local / (n * n)));
+    origin[1] = tile.origin.y() + int32_t(8 * ((local / n) % n));
+    origin[2] = tile.origin.z() + int32_t(8 * (local % n));
+    if (values)
+        for (int v = 0; v < 512; v++)
+            for (int k = 0; k < ncomp; k++)
+                values[v * ncomp + k] = tile.value[k];
+}
+
 template <class GridT>
 void read_leaf_t(const plm_vdb_grid &g, uint64_t i, int32_t origin[3], float *values,
                  uint64_t mask[8])
@@ -447,18 +479,7 @@ void read_leaf_t(const plm_vdb_grid &g, uint64_t i, int32_t origin[3], float *va
                 mask[w] = leaf.getValueMask().template getWord<uint64_t>(openvdb::Index(w));
         return;
     }
-    const uint64_t t = i - g.leaves.size();
-    auto it = std::upper_bound(g.tiles.begin(), g.tiles.end(), t,
-                               [](uint64_t v, const Tile &tile) { return v < tile.first; });
-    const Tile &tile = *(it - 1);
-    const uint64_t local = t - tile.first, n = uint64_t(tile.leaves_per_axis);
-    origin[0] = tile.origin.x() + int32_t(8 * (local / (n * n)));
-    origin[1] = tile.origin.y() + int32_t(8 * ((local / n) % n));
-    origin[2] = tile.origin.z() + int32_t(8 * (local % n));
-    if (values)
-        for (int v = 0; v < 512; v++)
-            for (int k = 0; k < ncomp; k++)
-                values[v * ncomp + k] = tile.value[k];
+    tile_leaf(g.tiles, i - g.leaves.size(), ncomp, origin, values);
     if (mask)
         for (int w = 0; w < 8; w++)
             mask[w] = ~uint64_t(0);
@@ -761,6 +782,26 @@ plm_vdb_status plm_vdb_read_leaf(const plm_vdb_grid *grid, uint64_t i, int32_t o
             read_leaf_t<FloatGrid>(*grid, i, origin, values, mask);
         else
             read_leaf_t<Vec3SGrid>(*grid, i, origin, values, mask);
+    });
+}
+
+plm_vdb_status plm_vdb_read_inactive_leaf(const plm_vdb_grid *grid, uint64_t i,
+                                          int32_t origin[3], float *values, plm_vdb_error *err)
+{
+    if (!grid || !origin)
+        return report(err, PLM_VDB_ERR_ARGUMENT, "plm_vdb_read_inactive_leaf: NULL argument");
+    return guarded(err, PLM_VDB_ERR_INTERNAL, "read inactive leaf", [&] {
+        ensure_fresh(grid);
+        if (grid->info.type == PLM_VDB_TYPE_UNSUPPORTED)
+            raise(PLM_VDB_ERR_UNSUPPORTED,
+                  format("%s: value type %s is not supported (float and vec3s are)",
+                         grid_label(*grid).c_str(), grid->type_name.c_str()));
+        if (i >= grid->info.inactive_leaf_count)
+            raise(PLM_VDB_ERR_ARGUMENT,
+                  format("%s: inactive leaf %" PRIu64 " out of range (%" PRIu64 ")",
+                         grid_label(*grid).c_str(), i, grid->info.inactive_leaf_count));
+        tile_leaf(grid->off_tiles, i, grid->info.type == PLM_VDB_TYPE_FLOAT ? 1 : 3, origin,
+                  values);
     });
 }
 

@@ -126,6 +126,7 @@ typedef struct plm_vdb_grid_info {
     int32_t bbox_min[3], bbox_max[3]; /* inclusive index bounds of active voxels */
     int bbox_empty;                   /* 1 when no voxel is active (bounds then 0) */
     int meta_count;                   /* entries for plm_vdb_grid_meta */
+    uint64_t inactive_leaf_count;     /* leaves plm_vdb_read_inactive_leaf returns */
 } plm_vdb_grid_info;
 
 /* ---------------------------------------------------------------- reading */
@@ -171,6 +172,14 @@ plm_vdb_status plm_vdb_grid_meta(const plm_vdb_grid *grid, int i, plm_vdb_meta *
  * of other types. Safe to call from many threads at once on the same grid. */
 plm_vdb_status plm_vdb_read_leaf(const plm_vdb_grid *grid, uint64_t i, int32_t origin[3],
                                  float *values, uint64_t mask[8], plm_vdb_error *err);
+
+/* Inactive tiles (below the root) whose value is not the background, voxelized into 8^3
+ * leaves like the active tiles: i in [0, info.inactive_leaf_count). OpenVDB keeps the inside
+ * of a level set's closed surface as such tiles (value -background), so a reader that wants
+ * "inside" everywhere, not only in the narrow band, needs them. values (NULL to skip) as in
+ * plm_vdb_read_leaf; every voxel is inactive in the file. */
+plm_vdb_status plm_vdb_read_inactive_leaf(const plm_vdb_grid *grid, uint64_t i,
+                                          int32_t origin[3], float *values, plm_vdb_error *err);
 
 /* ---------------------------------------------------------------- writing */
 
