@@ -10,7 +10,13 @@
 extern const unsigned char pk_smoke_bytes[];
 extern const size_t pk_smoke_size;
 
-static void state_free(void *p) { free(p); }
+static void state_free(void *p)
+{
+    smoke_state *s = p;
+    if (s)
+        free(s->loaded);
+    free(s);
+}
 
 smoke_state *smoke_state_of(pl_node *n)
 {

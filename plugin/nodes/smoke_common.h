@@ -16,6 +16,7 @@
 typedef struct smoke_state {
     eng_program *prog; /* smoke.pk, compiled at the first cook */
     eng_field *scratch[SMOKE_MAX_SCRATCH];
+    char *loaded; /* what a node that reads a file last read into its scratch (malloc'd) */
 } smoke_state;
 
 /* The node's state, created on first use (NULL only when out of host memory). */
