@@ -1,92 +1,240 @@
-/* org.plume.smoke.project: pressure projection of the staggered velocity. Solves
- * laplacian(p) = div(vel) on the fluid voxels by red-black Gauss-Seidel with over-relaxation
- * (a fixed maximum of sweeps; every `check_every` sweeps the residual is read back and the solve
- * stops once max |residual| <= tolerance), then subtracts grad(p). Open boundaries: p = 0
- * outside the fluid. The pressure is kept between cooks as the next solve's first guess.
- * Kernels: project_setup, project_rbgs, project_residual, project_subtract in smoke.pk.
- * plugin/kernels/mgpcg3.pk (multigrid-preconditioned CG) is meant to replace the smoother. */
+/* org.plume.smoke.project: pressure projection of the staggered velocity. Classifies the cells
+ * (fluid unknowns, Neumann walls and solids, Dirichlet open cells: smoke.pk's projection
+ * section), gives the faces of walls and solids the solid's velocity (0), solves
+ * A p = -h^2 div(vel) on the fluid cells and subtracts grad(p), so the fluid keeps no
+ * divergence. Solvers: multigrid-preconditioned conjugate gradients (smoke_mgpcg.h, kernels in
+ * mgpcg3.pk; the default) or red-black Gauss-Seidel with over-relaxation (project_rbgs, kept
+ * for comparison). Both stop once max |div| left in the fluid is at most the tolerance, read
+ * back every `check_every` iterations, or at the iteration cap. The pressure is kept between
+ * cooks as the next solve's first guess. */
 #include "plugin/nodes/node_util.h"
 #include "plugin/nodes/smoke_common.h"
+#include "plugin/nodes/smoke_mgpcg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* plugin/kernels/mgpcg3.pk, embedded by plugin/CMakeLists.txt */
+extern const unsigned char pk_mgpcg3_bytes[];
+extern const size_t pk_mgpcg3_size;
+
+static const char *const solvers[] = {"mgpcg", "rbgs"};
+static const char *const boundaries[] = {"open", "closed"};
 
 static const plume_param_desc params[] = {
+    PARAM_ENUM("solver", "Solver",
+               "mgpcg: conjugate gradients preconditioned by a multigrid V-cycle over the sparse "
+               "block hierarchy (iterations barely grow with the domain's size); rbgs: red-black "
+               "Gauss-Seidel with over-relaxation (simple; iterations grow with the size).",
+               "mgpcg", solvers),
+    PARAM_ENUM("boundary", "Boundary",
+               "open: pressure 0 outside the fluid, smoke leaves the domain freely; closed: the "
+               "edge of the active domain is a wall (no velocity through its faces).",
+               "open", boundaries),
     PARAM_INT("iterations", "Max Iterations",
-              "Most red-black Gauss-Seidel sweeps per solve (each updates both colours).", 200, 1,
-              100000, 10, 1000),
+              "Most iterations per solve: CG iterations (mgpcg) or red-black sweeps, each "
+              "updating both colours (rbgs).",
+              200, 1, 100000, 10, 1000),
     PARAM_FLOAT("tolerance", "Tolerance",
                 "Stop when the largest divergence left in a fluid voxel (1/s) is at most this; "
                 "0 runs every iteration without reading back.",
                 0.01, 0, 1e9, 0, 1),
     PARAM_INT("check_every", "Check Every",
-              "Sweeps between residual checks (each check waits for the queued work).", 10, 1,
-              100000, 1, 100),
+              "Iterations between residual checks (each check waits for the queued work): a "
+              "few for mgpcg, tens for rbgs.",
+              2, 1, 100000, 1, 100),
     PARAM_FLOAT("sor", "Over-relaxation",
-                "Successive over-relaxation factor: 1 is plain Gauss-Seidel; near 2 converges "
-                "faster on large domains.",
+                "rbgs: successive over-relaxation factor: 1 is plain Gauss-Seidel; near 2 "
+                "converges faster on large domains.",
                 1.8, 0.1, 1.99, 1, 1.99),
+    PARAM_INT("levels", "Multigrid Levels",
+              "mgpcg: levels of the hierarchy, the finest included (each halves the "
+              "resolution); 4-5 suit domains of 64-256 voxels across.",
+              5, 1, MGPCG_MAX_LEVELS, 1, MGPCG_MAX_LEVELS),
+    PARAM_BOOL("warm_start", "Warm Start",
+               "mgpcg: start from the previous solve's pressure instead of 0 (rbgs always "
+               "does).",
+               1),
 };
+
+enum { PORT_VEL, PORT_COLLIDER, PORT_DENSITY, PORT_TEMPERATURE, PORT_COUNT };
 
 static const plume_port_desc ports[] = {
     PORT("vel", "Velocity", "Staggered velocity made divergence-free; its blocks are the domain.",
          PLUME_VALUE_VEC3, PLUME_PORT_INOUT, "vel", 0),
+    PORT("collider", "Collider",
+         "Level set of static solids (negative inside, on the velocity's grid), e.g. a "
+         "level-set VDB imported in replace mode.",
+         PLUME_VALUE_F32, PLUME_PORT_IN, "collider", 1),
+    PORT("density", "Density", "Set to 0 inside solids (only with a collider).", PLUME_VALUE_F32,
+         PLUME_PORT_INOUT, "density", 1),
+    PORT("temperature", "Temperature", "Set to 0 inside solids (only with a collider).",
+         PLUME_VALUE_F32, PLUME_PORT_INOUT, "temperature", 1),
 };
 
-static plume_status residual(pl_node *n, pl_cook_env *env, eng_arg *fields, eng_field *rmax,
-                             double *out)
+enum { SLOT_PRESSURE, SLOT_RHS, SLOT_DOM, SLOT_RMAX, SLOT_NO_COLLIDER };
+
+/* The node's state: smoke_common's first (smoke_state_of hands it out as such), then the
+ * MGPCG program and solver. */
+typedef struct project_state {
+    smoke_state base;
+    eng_program *mg_prog; /* mgpcg3.pk, compiled at the first mgpcg solve */
+    mgpcg mg;
+} project_state;
+
+static void state_free(void *p) { free(p); }
+
+static project_state *state_of(pl_node *n)
 {
-    eng_arg a[5] = {fields[0], fields[1], fields[2], fields[3], smoke_field_arg(rmax)};
-    plume_status st = smoke_launch(n, env, "project_residual", a, 5);
+    if (!n->state) {
+        n->state = calloc(1, sizeof(project_state));
+        n->free_state = state_free;
+    }
+    return n->state;
+}
+
+/* What one cook works on. */
+typedef struct job {
+    eng_field *vel, *collider, *p, *rhs, *dom, *rmax;
+    int closed, colliders;
+    double h, tol;
+} job;
+
+static eng_arg F(eng_field *f) { return smoke_field_arg(f); }
+
+static plume_status rbgs_residual(pl_node *n, pl_cook_env *env, const job *j, double *out)
+{
+    eng_arg a[4] = {F(j->dom), F(j->rhs), F(j->p), F(j->rmax)};
+    plume_status st = smoke_launch(n, env, "project_residual", a, 4);
     if (st != PLUME_OK)
         return st;
     int rc = eng_sync(env->ctx->eng);
     if (rc)
         return pl_from_engine(env->ctx, rc);
     int32_t origin[3] = {0, 0, 0};
-    *out = eng_field_read(rmax, origin, 0);
+    *out = eng_field_read(j->rmax, origin, 0);
+    return PLUME_OK;
+}
+
+static plume_status solve_rbgs(pl_node *n, pl_cook_env *env, const job *j)
+{
+    int64_t iters = (int64_t)pl_param_num(n, "iterations");
+    int64_t every = (int64_t)pl_param_num(n, "check_every");
+    double sor = pl_param_num(n, "sor"), r = -1;
+    int64_t done = 0;
+    plume_status st;
+    if (j->tol > 0 && (st = rbgs_residual(n, env, j, &r)) != PLUME_OK)
+        return st;
+    while (done < iters && !(j->tol > 0 && r <= j->tol)) {
+        int64_t batch = j->tol > 0 && every < iters - done ? every : iters - done;
+        for (int64_t i = 0; i < batch; i++) {
+            for (int color = 0; color < 2; color++) {
+                eng_arg a[5] = {F(j->dom), F(j->rhs), F(j->p), smoke_num(color), smoke_num(sor)};
+                if ((st = smoke_launch(n, env, "project_rbgs", a, 5)) != PLUME_OK)
+                    return st;
+            }
+        }
+        done += batch;
+        if (j->tol > 0 && (st = rbgs_residual(n, env, j, &r)) != PLUME_OK)
+            return st;
+    }
+    pl_log(env->ctx, PLUME_LOG_DEBUG,
+           "node '%s': rbgs pressure solve: %lld iterations, max |div| %.3g (tolerance %.3g)%s",
+           n->name, (long long)done, r, j->tol,
+           j->tol > 0 && r > j->tol ? ": stopped at the iteration cap" : "");
+    return PLUME_OK;
+}
+
+static plume_status mg_fail(pl_cook_env *env, pl_node *n, int rc, const mgpcg *mg)
+{
+    return pl_fail(env->ctx, rc == ENG_ENOMEM ? PLUME_ERR_MEMORY_BUDGET : PLUME_ERR_INTERNAL,
+                   "node '%s': %s", n->name, mg->error);
+}
+
+static plume_status solve_mgpcg(pl_node *n, pl_cook_env *env, const job *j)
+{
+    project_state *ps = state_of(n);
+    eng_context *eng = env->ctx->eng;
+    if (!ps->mg_prog) {
+        int rc = eng_program_compile(eng, "plugin/kernels/mgpcg3.pk",
+                                     (const char *)pk_mgpcg3_bytes, pk_mgpcg3_size, &ps->mg_prog);
+        if (rc)
+            return pl_from_engine(env->ctx, rc);
+    }
+    mgpcg_config cfg = {.dim = 3,
+                        .levels = (int)pl_param_num(n, "levels"),
+                        .sweeps = 2,
+                        .bottom_sweeps = 16,
+                        .masked = 0};
+    int rc;
+    if ((rc = mgpcg_init(&ps->mg, eng, ps->mg_prog, &cfg, j->dom, n->name)) ||
+        (rc = mgpcg_build(&ps->mg, j->closed)))
+        return mg_fail(env, n, rc, &ps->mg);
+    /* the solver's residual is in units of the right-hand side, -h^2 div */
+    double h2 = j->h * j->h;
+    mgpcg_solve_opts o = {.max_iterations = (int)pl_param_num(n, "iterations"),
+                          .tolerance = j->tol * h2,
+                          .check_every = (int)pl_param_num(n, "check_every"),
+                          .warm = pl_param_num(n, "warm_start") != 0};
+    mgpcg_result res;
+    if ((rc = mgpcg_solve(&ps->mg, j->rhs, j->p, &o, &res)))
+        return mg_fail(env, n, rc, &ps->mg);
+    double r = res.residual >= 0 ? res.residual / h2 : -1;
+    pl_log(env->ctx, PLUME_LOG_DEBUG,
+           "node '%s': mgpcg pressure solve: %d iterations, max |div| %.3g (tolerance %.3g)%s",
+           n->name, res.iterations, r, j->tol,
+           j->tol > 0 && !res.converged ? ": stopped at the iteration cap" : "");
     return PLUME_OK;
 }
 
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
-    eng_field *vel = env->port_fields[0], *p = NULL, *div = NULL, *mask = NULL, *rmax = NULL;
-    plume_status st;
-    if ((st = smoke_scratch(n, env, 0, "pressure", vel, ENG_F32, 3, &p)) != PLUME_OK ||
-        (st = smoke_scratch(n, env, 1, "div", vel, ENG_F32, 3, &div)) != PLUME_OK ||
-        (st = smoke_scratch(n, env, 2, "mask", vel, ENG_F32, 3, &mask)) != PLUME_OK ||
-        (st = smoke_scratch(n, env, 3, "residual", vel, ENG_F32, 0, &rmax)) != PLUME_OK)
+    if (!state_of(n))
+        return pl_fail(env->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    job j = {.vel = env->port_fields[PORT_VEL], .collider = env->port_fields[PORT_COLLIDER]};
+    plume_status st = smoke_same_grid(n, env, env->port_fields, PORT_COUNT);
+    eng_field *none = NULL;
+    if (st != PLUME_OK ||
+        (st = smoke_scratch(n, env, SLOT_PRESSURE, "pressure", j.vel, ENG_F32, 3, &j.p)) ||
+        (st = smoke_scratch(n, env, SLOT_RHS, "rhs", j.vel, ENG_F32, 3, &j.rhs)) ||
+        (st = smoke_scratch(n, env, SLOT_DOM, "dom", j.vel, ENG_F32, 3, &j.dom)) ||
+        (st = smoke_scratch(n, env, SLOT_RMAX, "residual", j.vel, ENG_F32, 0, &j.rmax)) ||
+        (st = smoke_scratch(n, env, SLOT_NO_COLLIDER, "no_collider", j.vel, ENG_F32, 3, &none)))
         return st;
-    /* pressure outside the domain must read 0: the stencil looks one voxel beyond it */
-    if ((st = smoke_prune(n, env, vel, p)) != PLUME_OK)
+    j.closed = !strcmp(pl_param_str(n, "boundary"), "closed");
+    j.colliders = j.collider != NULL;
+    j.h = eng_field_info(j.vel)->voxel_size;
+    j.tol = pl_param_num(n, "tolerance");
+    /* an empty stand-in keeps the kernels' collider parameter bound when there is none */
+    eng_field *col = j.colliders ? j.collider : none;
+    /* stencils look one voxel beyond the domain, where the scratch fields must read 0 */
+    eng_field *scratch[3] = {j.p, j.rhs, j.dom};
+    for (int i = 0; i < 3; i++)
+        if ((st = smoke_prune(n, env, j.vel, scratch[i])) != PLUME_OK)
+            return st;
+    eng_arg flags[2] = {smoke_num(j.closed), smoke_num(j.colliders)};
+    eng_arg da[6] = {F(j.vel), F(col), F(j.dom), F(j.p), flags[0], flags[1]};
+    eng_arg wa[5] = {F(j.vel), F(j.dom), F(col), flags[0], flags[1]};
+    eng_arg ra[3] = {F(j.vel), F(j.dom), F(j.rhs)};
+    if ((st = smoke_launch(n, env, "project_domain", da, 6)) != PLUME_OK ||
+        (st = smoke_launch(n, env, "project_walls", wa, 5)) != PLUME_OK ||
+        (st = smoke_launch(n, env, "project_rhs", ra, 3)) != PLUME_OK)
         return st;
-    eng_arg f[4] = {smoke_field_arg(vel), smoke_field_arg(p), smoke_field_arg(div),
-                    smoke_field_arg(mask)};
-    if ((st = smoke_launch(n, env, "project_setup", f, 4)) != PLUME_OK)
+    st = strcmp(pl_param_str(n, "solver"), "rbgs") ? solve_mgpcg(n, env, &j)
+                                                    : solve_rbgs(n, env, &j);
+    if (st != PLUME_OK)
         return st;
-    int64_t iters = (int64_t)pl_param_num(n, "iterations");
-    int64_t every = (int64_t)pl_param_num(n, "check_every");
-    double tol = pl_param_num(n, "tolerance"), sor = pl_param_num(n, "sor"), r = -1;
-    int64_t done = 0;
-    if (tol > 0 && (st = residual(n, env, f, rmax, &r)) != PLUME_OK)
+    eng_arg sa[6] = {F(j.vel), F(j.p), F(j.dom), F(col), flags[0], flags[1]};
+    if ((st = smoke_launch(n, env, "project_subtract", sa, 6)) != PLUME_OK)
         return st;
-    while (done < iters && !(tol > 0 && r <= tol)) {
-        int64_t batch = tol > 0 && every < iters - done ? every : iters - done;
-        for (int64_t i = 0; i < batch; i++) {
-            for (int color = 0; color < 2; color++) {
-                eng_arg a[6] = {f[0], f[1], f[2], f[3], smoke_num(color), smoke_num(sor)};
-                if ((st = smoke_launch(n, env, "project_rbgs", a, 6)) != PLUME_OK)
-                    return st;
-            }
-        }
-        done += batch;
-        if (tol > 0 && (st = residual(n, env, f, rmax, &r)) != PLUME_OK)
+    for (int k = PORT_DENSITY; j.colliders && k <= PORT_TEMPERATURE; k++) {
+        if (!env->port_fields[k])
+            continue;
+        eng_arg ca[4] = {F(j.vel), F(j.dom), F(col), F(env->port_fields[k])};
+        if ((st = smoke_launch(n, env, "project_clear_solid", ca, 4)) != PLUME_OK)
             return st;
     }
-    if (tol > 0 && r > tol)
-        pl_log(env->ctx, PLUME_LOG_DEBUG,
-               "node '%s': pressure solve stopped at %lld iterations with max |div| %.3g "
-               "(tolerance %.3g)",
-               n->name, (long long)done, r, tol);
-    eng_arg s[2] = {smoke_field_arg(vel), smoke_field_arg(p)};
-    return smoke_launch(n, env, "project_subtract", s, 2);
+    return PLUME_OK;
 }
 
 const pl_node_type pl_node_smoke_project = {
@@ -95,8 +243,10 @@ const pl_node_type pl_node_smoke_project = {
              .label = "Smoke Project",
              .category = "Smoke",
              .help = "Makes the staggered velocity divergence-free: a pressure Poisson solve "
-                     "(red-black Gauss-Seidel, tolerance and iteration cap) and the pressure "
-                     "gradient subtracted. Open boundaries around the active domain.",
+                     "(multigrid-preconditioned conjugate gradients, or red-black Gauss-Seidel; "
+                     "tolerance and iteration cap) and the pressure gradient subtracted. Open "
+                     "or closed boundaries at the edge of the active domain; static solids "
+                     "from an optional collider level set.",
              .version = 1,
              .param_count = COUNT(params),
              .params = params,

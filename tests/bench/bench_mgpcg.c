@@ -1,6 +1,6 @@
 /* plume-bench mgpcg: a multigrid-preconditioned conjugate gradient Poisson solve, -lap(p) = b
  * with p = 0 outside a sparse domain, written entirely in kernels (plugin/kernels/mgpcg3.pk and
- * mgpcg2.pk, embedded at build time): a ball of radius 0.45 in 128^3 (--quick: 32^3) and a
+ * mgpcg2.pk, embedded at build time, launched by their host side plugin/nodes/smoke_mgpcg.c): a ball of radius 0.45 in 128^3 (--quick: 32^3) and a
  * disk of radius 0.45 in 512^2 (--quick: 64^2). One repetition is a whole solve from x = 0:
  * 10 (quick: 8) CG iterations, each a V-cycle over the level hierarchy (4 levels in 3-D, 6 in
  * 2-D; quick: 3) plus the CG updates, with alpha, beta and the residual norms in 0-D fields,
@@ -16,10 +16,13 @@
 
 #if defined(PLUME_HAVE_KERNELS)
 
+/* The solver's host side is the plugin's; plume-bench links the engine only, so it builds that
+ * one file with itself (it needs nothing but engine/kernel.h). */
+#include "plugin/nodes/smoke_mgpcg.c"
+
 extern const unsigned char mgpcg3_pk_bytes[], mgpcg2_pk_bytes[];
 extern const size_t mgpcg3_pk_size, mgpcg2_pk_size;
 
-#define MG_MAXL 6
 #define MG_BOTTOM 16  /* sweeps on the coarsest level, then as many in the mirrored order */
 
 /* The state of the run in progress (the driver runs one mode at a time on the main thread). */
@@ -27,8 +30,8 @@ static struct mg_state {
     sfgb_run *r;
     int dim, n, levels, iters;
     int sweeps;           /* red-black sweeps before restriction, and after prolongation */
-    eng_field *dom[MG_MAXL], *res[MG_MAXL], *z[MG_MAXL], *t[MG_MAXL];
-    eng_field *x, *b, *p, *q, *rr0, *rr, *rz, *rzn, *pq;
+    eng_field *dom0, *x, *b;
+    mgpcg solver;
     int steps;            /* step calls in this run */
     int failed;           /* a launch failed */
 } mg;
@@ -57,66 +60,12 @@ static eng_arg I(int v)
     return a;
 }
 
-static void mg_launch(const char *name, const eng_arg *args, uint32_t n)
-{
-    if (mg.failed)
-        return;
-    eng_kernel *k = eng_program_find(mg.r->prog, name);
-    if (!k || eng_launch(mg.r->ctx, k, args, n) != ENG_OK) {
-        fprintf(stderr, "bench: mgpcg: launching %s: %s\n", name, k ? eng_error(mg.r->ctx) : "no such kernel");
-        mg.failed = 1;
-    }
-}
-#define K(name, ...) \
-    mg_launch(name, (eng_arg[]){__VA_ARGS__}, sizeof((eng_arg[]){__VA_ARGS__}) / sizeof(eng_arg))
-
-static void smooth(int l, int color) { K("mg_smooth", A(mg.dom[l]), A(mg.res[l]), A(mg.z[l]), I(color)); }
-
-/* z[0] = M^-1 res[0]: one V-cycle (the order mgpcg3.pk's header describes). */
-static void vcycle(void)
-{
-    int L = mg.levels;
-    for (int l = 0; l < L - 1; l++) {
-        K("mg_zero", A(mg.dom[l]), A(mg.z[l]));
-        for (int k = 0; k < mg.sweeps; k++) {
-            smooth(l, 0);
-            smooth(l, 1);
-        }
-        K("mg_residual", A(mg.dom[l]), A(mg.res[l]), A(mg.z[l]), A(mg.t[l]));
-        K("mg_restrict", A(mg.dom[l + 1]), A(mg.t[l]), A(mg.res[l + 1]));
-    }
-    K("mg_zero", A(mg.dom[L - 1]), A(mg.z[L - 1]));
-    for (int k = 0; k < MG_BOTTOM; k++) {
-        smooth(L - 1, 0);
-        smooth(L - 1, 1);
-    }
-    for (int k = 0; k < MG_BOTTOM; k++) {
-        smooth(L - 1, 1);
-        smooth(L - 1, 0);
-    }
-    for (int l = L - 2; l >= 0; l--) {
-        K("mg_prolong", A(mg.dom[l]), A(mg.z[l + 1]), A(mg.z[l]));
-        for (int k = 0; k < mg.sweeps; k++) {
-            smooth(l, 1);
-            smooth(l, 0);
-        }
-    }
-}
-
 /* A whole solve from x = 0: launches only. */
 static void solve(void)
 {
-    eng_field *d = mg.dom[0], *r = mg.res[0], *z = mg.z[0];
-    K("cg_start", A(d), A(mg.b), A(mg.x), A(r), A(mg.rr0));
-    vcycle();
-    K("cg_dot", A(d), A(r), A(z), A(mg.rz));
-    K("cg_copy", A(d), A(z), A(mg.p));
-    for (int i = 0; i < mg.iters; i++) {
-        K("cg_apply", A(d), A(mg.p), A(mg.q), A(mg.pq));
-        K("cg_update", A(d), A(mg.p), A(mg.q), A(mg.x), A(r), A(mg.rz), A(mg.pq), A(mg.rr));
-        vcycle();
-        K("cg_dot", A(d), A(r), A(z), A(mg.rzn));
-        K("cg_direction", A(d), A(z), A(mg.p), A(mg.rz), A(mg.rzn));
+    if (!mg.failed && mgpcg_solve_queued(&mg.solver, mg.b, mg.x, mg.iters, 0)) {
+        fprintf(stderr, "bench: %s\n", mg.solver.error);
+        mg.failed = 1;
     }
 }
 
@@ -127,7 +76,7 @@ static const char *setup3 =
     "    for (P in ivec3(0) .. ivec3(n)) {\n"
     "        vec3 d = (vec3(P) + vec3(0.5)) / f32(n) - vec3(0.5);\n"
     "        if (length(d) < 0.45) {\n"
-    "            dom[P] = 1.0;\n"
+    "            dom[P] = 6.0;\n"
     "            b[P] = 0.25 + sin(9.0 * d.x) * cos(7.0 * d.y) + 0.5 * d.z + f32((P.x + P.y + P.z) % 3) * 0.1;\n"
     "        }\n"
     "    }\n"
@@ -137,7 +86,7 @@ static const char *setup2 =
     "    for (P in ivec2(0) .. ivec2(n)) {\n"
     "        vec2 d = (vec2(f32(P.x), f32(P.y)) + vec2(0.5)) / f32(n) - vec2(0.5);\n"
     "        if (length(d) < 0.45) {\n"
-    "            dom[P] = 1.0;\n"
+    "            dom[P] = 4.0;\n"
     "            b[P] = 0.25 + sin(9.0 * d.x) * cos(7.0 * d.y) + f32((P.x + P.y) % 3) * 0.1;\n"
     "        }\n"
     "    }\n"
@@ -146,7 +95,7 @@ static const char *setup2 =
 /* The domain keeps activity per voxel (its leaf is bitmasked), so struct-fors over it visit
  * exactly the ball's cells; the solver's fields use the default layout and are written only
  * there, so every cell outside reads the background 0 (Dirichlet). */
-static eng_field *declare(int slot, const char *name, int dim, int masked)
+static eng_field *declare(const char *name, int dim, int masked)
 {
     char layout[128];
     snprintf(layout, sizeof layout, "%s", eng_default_layout(dim));
@@ -167,13 +116,16 @@ static eng_field *declare(int slot, const char *name, int dim, int masked)
         sfgb_fail(mg.r, name);
         return NULL;
     }
-    if (slot >= 0) {
-        sfgb_check *chk = mg.r->user;
-        mg.r->f[slot] = f;
-        chk->dim[slot] = dim;
-        chk->extent[slot] = dim == 0 ? 1 : mg.n;
-    }
     return f;
+}
+
+/* Field f is compared between modes as slot `slot`. */
+static void checked(int slot, eng_field *f, int dim)
+{
+    sfgb_check *chk = mg.r->user;
+    mg.r->f[slot] = f;
+    chk->dim[slot] = dim;
+    chk->extent[slot] = dim == 0 ? 1 : mg.n;
 }
 
 static int mg_setup(sfgb_run *r, int dim)
@@ -192,24 +144,8 @@ static int mg_setup(sfgb_run *r, int dim)
     mg.iters = r->quick ? 8 : 10;
     /* checked fields (slots 0..2): the solution and the domains of the second and the
      * coarsest level (activated from the finer ones) */
-    char nm[32];
-    int ok = 1;
-    for (int l = 0; l < mg.levels && ok; l++) {
-        snprintf(nm, sizeof nm, "dom%d", l);
-        ok = ok && (mg.dom[l] = declare(l == 1 ? 1 : l == mg.levels - 1 ? 2 : -1, nm, dim, 1));
-        snprintf(nm, sizeof nm, "r%d", l);
-        ok = ok && (mg.res[l] = declare(-1, nm, dim, 0));
-        snprintf(nm, sizeof nm, "z%d", l);
-        ok = ok && (mg.z[l] = declare(-1, nm, dim, 0));
-        snprintf(nm, sizeof nm, "t%d", l);
-        ok = ok && (mg.t[l] = declare(-1, nm, dim, 0));
-    }
-    ok = ok && (mg.x = declare(0, "x", dim, 0)) && (mg.p = declare(-1, "p", dim, 0)) &&
-         (mg.b = declare(-1, "b", dim, 0)) && (mg.q = declare(-1, "q", dim, 0)) &&
-         (mg.rr = declare(-1, "rr", 0, 0)) && (mg.rz = declare(-1, "rz", 0, 0)) &&
-         (mg.rr0 = declare(-1, "rr0", 0, 0)) && (mg.rzn = declare(-1, "rz_new", 0, 0)) &&
-         (mg.pq = declare(-1, "pq", 0, 0));
-    if (!ok)
+    if (!(mg.dom0 = declare("dom0", dim, 1)) || !(mg.x = declare("x", dim, 0)) ||
+        !(mg.b = declare("b", dim, 0)))
         return 1;
     const unsigned char *src = dim == 3 ? mgpcg3_pk_bytes : mgpcg2_pk_bytes;
     size_t len = dim == 3 ? mgpcg3_pk_size : mgpcg2_pk_size;
@@ -219,23 +155,33 @@ static int mg_setup(sfgb_run *r, int dim)
         eng_program_compile(r->ctx, "problem.pk", dim == 3 ? setup3 : setup2,
                             strlen(dim == 3 ? setup3 : setup2), &problem) != ENG_OK)
         return sfgb_fail(r, "compile");
-    eng_arg a[3] = {A(mg.dom[0]), A(mg.b), I(mg.n)};
+    mgpcg_config cfg = {dim, mg.levels, mg.sweeps, MG_BOTTOM, 1};
+    if (mgpcg_init(&mg.solver, r->ctx, r->prog, &cfg, mg.dom0, "bench")) {
+        fprintf(stderr, "bench: %s\n", mg.solver.error);
+        return 1;
+    }
+    checked(0, mg.x, dim);
+    checked(1, mg.solver.dom[1], dim);
+    checked(2, mg.solver.dom[mg.levels - 1], dim);
+    eng_arg a[3] = {A(mg.dom0), A(mg.b), I(mg.n)};
     if (eng_launch(r->ctx, eng_program_find(problem, "setup"), a, 3) != ENG_OK)
         return sfgb_fail(r, "setup");
-    for (int l = 0; l + 1 < mg.levels; l++)
-        K("mg_coarsen", A(mg.dom[l]), A(mg.dom[l + 1]));
-    if (mg.failed || eng_sync(r->ctx) != ENG_OK)
+    if (mgpcg_build_open(&mg.solver)) {
+        fprintf(stderr, "bench: %s\n", mg.solver.error);
+        return 1;
+    }
+    if (eng_sync(r->ctx) != ENG_OK)
         return sfgb_fail(r, "setup");
     /* cells of the finest domain, counted once (eager run) from the field (3-D) or voxel by
      * voxel (2-D fields have no block access) */
     if (mode == 0) {
         if (dim == 3) {
-            mgc.cells = (long)eng_field_active_voxels(mg.dom[0]);
+            mgc.cells = (long)eng_field_active_voxels(mg.dom0);
         } else {
             for (int x = 0; x < mg.n; x++)
                 for (int y = 0; y < mg.n; y++) {
                     int32_t ijk[3] = {x, y, 0};
-                    mgc.cells += eng_field_read(mg.dom[0], ijk, 0) == 1.0f;
+                    mgc.cells += eng_field_read(mg.dom0, ijk, 0) > 0.5f;
                 }
         }
     }
@@ -250,7 +196,7 @@ static int mg_step(sfgb_run *r, int rep)
      * the counters so far are the cold figures (setup and the first solve). */
     if (++mg.steps == 2) {
         int32_t o[3] = {0, 0, 0};
-        double rr = eng_field_read(mg.rr, o, 0), rr0 = eng_field_read(mg.rr0, o, 0);
+        double rr = eng_field_read(mg.solver.rr, o, 0), rr0 = eng_field_read(mg.solver.rr0, o, 0);
         double drop = rr0 > 0 ? sqrt(rr / rr0) : 1.0;
         eng_stats st;
         eng_get_stats(r->ctx, &st);
