@@ -72,7 +72,7 @@ static const plume_port_desc ports[] = {
          PLUME_VALUE_F32, PLUME_PORT_INOUT, "temperature", 1),
 };
 
-enum { SLOT_PRESSURE, SLOT_RHS, SLOT_DOM, SLOT_RMAX, SLOT_NO_COLLIDER };
+enum { SLOT_PRESSURE, SLOT_RHS, SLOT_DOM, SLOT_RMAX, SLOT_NO_COLLIDER, SLOT_SUM, SLOT_COUNT };
 
 /* The node's state: smoke_common's first (smoke_state_of hands it out as such), then the
  * MGPCG program and solver. */
@@ -123,6 +123,16 @@ static plume_status solve_rbgs(pl_node *n, pl_cook_env *env, const job *j)
     double sor = pl_param_num(n, "sor"), r = -1;
     int64_t done = 0;
     plume_status st;
+    if (j->closed) {
+        eng_field *sum = NULL, *count = NULL;
+        if ((st = smoke_scratch(n, env, SLOT_SUM, "sum", j->vel, ENG_F32, 0, &sum)) ||
+            (st = smoke_scratch(n, env, SLOT_COUNT, "count", j->vel, ENG_F32, 0, &count)))
+            return st;
+        eng_arg m[4] = {F(j->dom), F(j->rhs), F(sum), F(count)};
+        if ((st = smoke_launch(n, env, "project_mean", m, 4)) ||
+            (st = smoke_launch(n, env, "project_remove_mean", m, 4)))
+            return st;
+    }
     if (j->tol > 0 && (st = rbgs_residual(n, env, j, &r)) != PLUME_OK)
         return st;
     while (done < iters && !(j->tol > 0 && r <= j->tol)) {

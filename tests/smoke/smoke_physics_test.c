@@ -1,6 +1,8 @@
 /* Physics checks of the smoke solver's nodes (org.plume.smoke.*) at small resolution, through
- * the plugin ABI as a host would drive them: projection leaves no divergence, MacCormack with
- * clamping conserves density, buoyancy lifts the plume, the topology follows the smoke.
+ * the plugin ABI as a host would drive them: projection leaves no divergence (both solvers,
+ * open and closed boundaries, around a solid collider, where no velocity crosses the solid's
+ * faces), MGPCG needs far fewer iterations than Gauss-Seidel, MacCormack with clamping
+ * conserves density, buoyancy lifts the plume, the topology follows the smoke.
  *
  * One context (eager mode: every kernel is compiled once, no fused variants) and one instance
  * of each node serve every case, so the kernels compile once for the whole test; each case
@@ -30,6 +32,19 @@ static int failures;
 
 static const plume_plugin *api;
 static plume_context *ctx;
+
+/* The iteration count of the last pressure solve, from the project node's debug log. */
+static int last_iterations = -1;
+
+static void on_log(void *user, plume_log_level level, const char *message)
+{
+    (void)user;
+    (void)level;
+    const char *s = strstr(message, "pressure solve: ");
+    int it;
+    if (s && sscanf(s, "pressure solve: %d iterations", &it) == 1)
+        last_iterations = it;
+}
 static const double H = 1.0 / 32; /* voxel size: index n is at world n / 32 */
 
 static int ok(plume_status st, const char *what)
@@ -121,22 +136,68 @@ static void free_grid(grid *g)
     free(g->on);
 }
 
-/* Max |div| of the staggered velocity over the voxels the projection calls fluid (those whose
- * +x, +y, +z neighbours are active), computed here on the host. */
-static double max_divergence(int n)
+/* A solid sphere for the collider checks (centre and radius in voxels; NULL: none). */
+typedef struct sphere {
+    double c[3], r;
+} sphere;
+
+/* Inside the solid: where the collider level set (written from the same formula by the
+ * `ball` kernel below) is negative. */
+static int solid(const sphere *s, int x, int y, int z)
+{
+    if (!s)
+        return 0;
+    double dx = x - s->c[0], dy = y - s->c[1], dz = z - s->c[2];
+    return sqrt(dx * dx + dy * dy + dz * dz) - s->r < 0;
+}
+
+/* Fluid, as docs/nodes.md defines it: the blocks holding the voxel's six faces are active (its
+ * +x, +y, +z neighbours are) and it is not solid. */
+static int fluid(const grid *u, const sphere *s, int x, int y, int z)
+{
+    return active(u, x, y, z) && active(u, x + 1, y, z) && active(u, x, y + 1, z) &&
+           active(u, x, y, z + 1) && !solid(s, x, y, z);
+}
+
+/* Max |div| of the staggered velocity over the fluid voxels, computed here on the host. */
+static double max_divergence_around(int n, const sphere *s)
 {
     grid u = read_grid("vel", n, 3);
     double m = 0;
     for (int x = 0; x < n; x++)
         for (int y = 0; y < n; y++)
             for (int z = 0; z < n; z++) {
-                if (!active(&u, x, y, z) || !active(&u, x + 1, y, z) || !active(&u, x, y + 1, z) ||
-                    !active(&u, x, y, z + 1))
+                if (!fluid(&u, s, x, y, z))
                     continue;
                 double d = ((double)at(&u, x + 1, y, z)[0] - at(&u, x, y, z)[0] +
                             (double)at(&u, x, y + 1, z)[1] - at(&u, x, y, z)[1] +
                             (double)at(&u, x, y, z + 1)[2] - at(&u, x, y, z)[2]) / H;
                 m = fmax(m, fabs(d));
+            }
+    free_grid(&u);
+    return m;
+}
+
+static double max_divergence(int n) { return max_divergence_around(n, NULL); }
+
+/* Max |normal velocity| over the faces between a fluid voxel and a voxel that is not fluid
+ * (the walls of a closed domain), or, with a solid, over the faces of solid voxels. */
+static double max_wall_flow(int n, const sphere *s)
+{
+    grid u = read_grid("vel", n, 3);
+    double m = 0;
+    for (int x = 0; x < n; x++)
+        for (int y = 0; y < n; y++)
+            for (int z = 0; z < n; z++) {
+                /* face a of voxel (x, y, z): between it and its -a neighbour */
+                int lo[3][3] = {{x - 1, y, z}, {x, y - 1, z}, {x, y, z - 1}};
+                for (int a = 0; a < 3; a++) {
+                    int *l = lo[a];
+                    int wall = s ? solid(s, x, y, z) || solid(s, l[0], l[1], l[2])
+                                 : fluid(&u, NULL, x, y, z) != fluid(&u, NULL, l[0], l[1], l[2]);
+                    if (wall && active(&u, x, y, z))
+                        m = fmax(m, fabs(at(&u, x, y, z)[a]));
+                }
             }
     free_grid(&u);
     return m;
@@ -202,6 +263,12 @@ static const char *setup_code =
     "        density[P] = 1.0;\n"
     "    }\n"
     "}\n"
+    "// the level set of a ball (negative inside), centre and radius in voxels, in world units\n"
+    "kernel ball(field<f32> solid, i32 n, vec3 centre, f32 radius) {\n"
+    "    for (P in ivec3(-1) .. ivec3(n + 1)) {\n"
+    "        solid[P] = (length(vec3(P) - centre) - radius) * voxel_size(solid);\n"
+    "    }\n"
+    "}\n"
     "kernel zero(field<f32> density) {\n"
     "    for (I in density) {\n"
     "        density[I] = 0.0;\n"
@@ -219,6 +286,116 @@ static plume_node *setup_node(const char *kernel)
 }
 
 static plume_node *advect, *forces, *project, *topology, *source;
+
+/* What rounding adds to a divergence computed here from the stored f32 face velocities: the
+ * solvers check their residual in f32 before the gradient is subtracted; storing each of the
+ * six faces (|u| <= ~2 here) rounds by up to 2^-23 * 2, and the difference is divided by
+ * h = 1/32: 6 * 2.4e-7 * 32 = 4.6e-5. */
+static const double ROUNDING = 5e-5;
+
+/* Empties a field of the context (the project node's pressure, kept between solves as the
+ * first guess: a comparison of solvers starts both from 0). */
+static void clear_field(const char *name)
+{
+    plume_volume *v = NULL;
+    if (ok(api->volume_open(ctx, name, &v), "volume_open")) {
+        ok(api->volume_clear(v), "volume_clear");
+        api->volume_close(v);
+    }
+}
+
+/* One pressure solve of the wavy field over [0, 32)^3 from p = 0 with `solver`; returns the
+ * solve's iterations (from the log) and leaves the result in vel. */
+static int solve_wavy(plume_node *proj, const char *solver, const char *boundary, double tol,
+                      int check_every)
+{
+    const int n = 32;
+    clear_fields();
+    clear_field("project:pressure");
+    plume_node *wavy = setup_node("wavy");
+    set_i(wavy, "n", n);
+    cook(&wavy, 1, 0.1);
+    set_s(proj, "solver", solver);
+    set_s(proj, "boundary", boundary);
+    set_f(proj, "tolerance", tol);
+    set_i(proj, "iterations", 5000);
+    set_i(proj, "check_every", check_every);
+    set_b(proj, "warm_start", 0);
+    last_iterations = -1;
+    cook(&proj, 1, 0.1);
+    return last_iterations;
+}
+
+/* MGPCG (the default solver) meets the tolerance with open and with closed boundaries, in far
+ * fewer iterations than red-black Gauss-Seidel needs for the same problem from the same start;
+ * a closed domain lets no velocity through its edge. */
+static void test_mgpcg(void)
+{
+    const int n = 32;
+    const double tol = 1e-3;
+    int mg = solve_wavy(project, "mgpcg", "open", tol, 1);
+    double div_mg = max_divergence(n);
+    int gs = solve_wavy(project, "rbgs", "open", tol, 5);
+    double div_gs = max_divergence(n);
+    printf("open boundary, tolerance %g: mgpcg %d iterations (max |div| %.3g), rbgs %d sweeps "
+           "(max |div| %.3g)\n", tol, mg, div_mg, gs, div_gs);
+    CHECK(mg > 0 && div_mg <= tol + ROUNDING, "mgpcg: %d iterations left max |div| %g (tolerance %g)", mg,
+          div_mg, tol);
+    CHECK(gs > 0 && div_gs <= tol + ROUNDING, "rbgs: %d sweeps left max |div| %g (tolerance %g)", gs,
+          div_gs, tol);
+    CHECK(mg > 0 && 4 * mg < gs, "mgpcg took %d iterations, rbgs %d: not 4x fewer", mg, gs);
+
+    /* closed: the pressure is only defined up to a constant; 2e-3 keeps clear of the f32 floor
+     * of the residual, about 6 * 2^-24 * |p| / h^2 */
+    const double tol_c = 2e-3;
+    int closed = solve_wavy(project, "mgpcg", "closed", tol_c, 1);
+    double div_c = max_divergence(n), wall = max_wall_flow(n, NULL);
+    printf("closed boundary: mgpcg %d iterations, max |div| %.3g, max |u.n| on the walls %.3g\n",
+           closed, div_c, wall);
+    CHECK(closed > 0 && div_c <= tol_c + ROUNDING, "closed: %d iterations left max |div| %g", closed, div_c);
+    CHECK(wall == 0.0, "closed: velocity %g crosses the domain's edge", wall);
+    /* rbgs knows walls too (it needs many sweeps to near the floor: a looser tolerance) */
+    int closed_gs = solve_wavy(project, "rbgs", "closed", 1e-2, 10);
+    double div_cg = max_divergence(n), wall_g = max_wall_flow(n, NULL);
+    printf("closed boundary: rbgs %d sweeps for max |div| %.3g (tolerance 0.01)\n", closed_gs,
+           div_cg);
+    CHECK(closed_gs > 0 && div_cg <= 1e-2 + ROUNDING && wall_g == 0.0,
+          "closed rbgs: %d sweeps, max |div| %g, wall flow %g", closed_gs, div_cg, wall_g);
+    set_s(project, "solver", "mgpcg");
+    set_s(project, "boundary", "open");
+    set_b(project, "warm_start", 1);
+}
+
+/* A solid ball inside the domain (a level set in the field "solid", bound to the collider
+ * port of a second project node): no velocity crosses the faces of solid voxels and the fluid
+ * around it keeps no divergence. */
+static void test_collider(void)
+{
+    const int n = 32;
+    const double tol = 1e-3;
+    const sphere s = {{15.5, 13.0, 16.0}, 6.0};
+    plume_field_desc fd = {sizeof fd, "solid", PLUME_VALUE_F32, NULL, H, {0, 0, 0}, {0, 0, 0}};
+    ok(api->field_declare(ctx, &fd), "solid");
+    plume_node *ball = setup_node("ball");
+    set_i(ball, "n", n);
+    set_v(ball, "centre", s.c[0], s.c[1], s.c[2]);
+    set_f(ball, "radius", s.r);
+    plume_node *proj = node("org.plume.smoke.project", "project_solid");
+    ok(api->node_bind(proj, "collider", "solid"), "bind collider");
+    cook(&ball, 1, 0.1);
+    int it = solve_wavy(proj, "mgpcg", "open", tol, 1);
+    double div = max_divergence_around(n, &s), flow = max_wall_flow(n, &s);
+    printf("collider: mgpcg %d iterations, max |div| in the fluid %.3g, max |u.n| on the solid's "
+           "faces %.3g\n", it, div, flow);
+    CHECK(it > 0 && div <= tol + ROUNDING, "collider: %d iterations left max |div| %g", it, div);
+    CHECK(flow == 0.0, "collider: velocity %g crosses the solid's faces", flow);
+    /* the same with closed boundaries */
+    it = solve_wavy(proj, "mgpcg", "closed", 2e-3, 1);
+    div = max_divergence_around(n, &s);
+    flow = max_wall_flow(n, &s);
+    CHECK(it > 0 && div <= 2e-3 + ROUNDING && flow == 0.0,
+          "collider, closed: %d iterations, max |div| %g, solid flow %g", it, div, flow);
+}
 
 /* After projection the divergence left in the fluid is below the solver's tolerance; a solve
  * cut short leaves more (so the check can fail). */
@@ -398,7 +575,8 @@ int main(int argc, char **argv)
         return 1;
     }
     plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 2, 0, PLUME_MODE_EAGER, 0, 0};
-    if (api->context_create(&o, NULL, &ctx) != PLUME_OK) {
+    plume_host host = {sizeof host, NULL, on_log, NULL, NULL};
+    if (api->context_create(&o, &host, &ctx) != PLUME_OK) {
         fprintf(stderr, "context_create failed\n");
         return 1;
     }
@@ -415,6 +593,8 @@ int main(int argc, char **argv)
     source = node("org.plume.smoke.source", "source");
     if (!failures) {
         test_projection();
+        test_mgpcg();
+        test_collider();
         test_conservation();
         test_topology_margin();
         test_buoyancy_and_topology();
