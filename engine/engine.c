@@ -96,3 +96,119 @@ int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **
         *out = f;
     return ENG_OK;
 }
+
+int eng_field_count(const eng_context *ctx) { return ctx ? ctx->nfields : 0; }
+
+eng_field *eng_field_at(eng_context *ctx, int i)
+{
+    return ctx && i >= 0 && i < ctx->nfields ? ctx->fields[i] : NULL;
+}
+
+int eng_field_has_blocks(const eng_field *f)
+{
+    plm_block_shape s;
+    plm_tree *t = eng_field_tree((eng_field *)f);
+    return plm_tree_block_shape(t, eng_field_tree_id(f), &s) == 0 && s.dims[0] == 8 &&
+           s.dims[1] == 8 && s.dims[2] == 8 && s.stride == eng_field_components(f);
+}
+
+typedef struct origin_list {
+    int32_t *o;
+    int64_t n, cap;
+} origin_list;
+
+static int add_origin(void *user, const int32_t origin[3], float *data)
+{
+    (void)data;
+    origin_list *l = user;
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 64;
+        int32_t *g = realloc(l->o, (size_t)cap * 3 * sizeof *g);
+        if (!g)
+            return 1;
+        l->o = g;
+        l->cap = cap;
+    }
+    memcpy(l->o + 3 * l->n++, origin, 3 * sizeof *origin);
+    return 0;
+}
+
+static int cmp_zyx(const void *pa, const void *pb)
+{
+    const int32_t *a = pa, *b = pb;
+    for (int k = 2; k >= 0; k--)
+        if (a[k] != b[k])
+            return a[k] < b[k] ? -1 : 1;
+    return 0;
+}
+
+/* Origins of the field's active blocks, sorted (z, y, x) so callers see one order. */
+static int block_origins(eng_context *ctx, eng_field *f, origin_list *l, plm_block_shape *shape)
+{
+    plm_tree *t = eng_field_tree(f);
+    int fid = eng_field_tree_id(f);
+    if (plm_tree_block_shape(t, fid, shape) != 0)
+        return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout has no dense or bitmasked leaves",
+                        eng_field_info(f)->name);
+    int rc = plm_tree_foreach_block(t, fid, add_origin, l);
+    if (rc) {
+        free(l->o);
+        l->o = NULL;
+        return eng_fail(ctx, rc == 1 ? ENG_ENOMEM : ENG_EINTERNAL, "field '%s': listing its blocks failed",
+                        eng_field_info(f)->name);
+    }
+    if (l->n > 1)
+        qsort(l->o, (size_t)l->n, 3 * sizeof *l->o, cmp_zyx);
+    return ENG_OK;
+}
+
+int eng_field_foreach_cell(eng_context *ctx, eng_field *f, eng_cell_fn fn, void *user)
+{
+    int rc = eng_host_read(ctx);
+    if (rc)
+        return rc;
+    origin_list l = {NULL, 0, 0};
+    plm_block_shape sh;
+    if ((rc = block_origins(ctx, f, &l, &sh)) != ENG_OK)
+        return rc;
+    plm_tree *t = eng_field_tree(f);
+    int fid = eng_field_tree_id(f);
+    for (int64_t b = 0; b < l.n && !rc; b++) {
+        const int32_t *o = l.o + 3 * b;
+        for (int32_t x = 0; x < sh.dims[0] && !rc; x++)
+            for (int32_t y = 0; y < sh.dims[1] && !rc; y++)
+                for (int32_t z = 0; z < sh.dims[2] && !rc; z++) {
+                    int32_t ijk[3] = {o[0] + x, o[1] + y, o[2] + z};
+                    float v[3];
+                    if (plm_tree_read(t, fid, ijk[0], ijk[1], ijk[2], v) == 1)
+                        rc = fn(user, ijk, v);
+                }
+    }
+    free(l.o);
+    return rc;
+}
+
+void eng_field_clear_cells(eng_context *ctx, eng_field *f)
+{
+    if (eng_host_write(ctx, f) != ENG_OK)
+        return;
+    origin_list l = {NULL, 0, 0};
+    plm_block_shape sh;
+    if (block_origins(ctx, f, &l, &sh) != ENG_OK)
+        return;
+    plm_tree *t = eng_field_tree(f);
+    for (int64_t b = 0; b < l.n; b++)
+        plm_tree_deactivate_block(t, eng_field_tree_id(f), l.o[3 * b], l.o[3 * b + 1], l.o[3 * b + 2]);
+    free(l.o);
+    plm_tree_gc(t);
+}
+
+int eng_set_deterministic(eng_context *ctx, int on)
+{
+    if (!ctx)
+        return ENG_EINVAL;
+    ctx->deterministic = on != 0;
+    return ENG_OK;
+}
+
+int eng_deterministic(const eng_context *ctx) { return ctx && ctx->deterministic; }

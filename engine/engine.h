@@ -95,4 +95,30 @@ float eng_field_read(eng_field *f, const int32_t ijk[3], int c);
  * (outside the field's range). For small fields (0-D scalars, 1-D arrays); volumes go by block. */
 int eng_field_write(eng_context *ctx, eng_field *f, const int32_t ijk[3], const float *value);
 
+/* ---- the whole context, for checkpoints (plugin/ext_checkpoint.c) ---- */
+
+/* Fields in declaration order (index 0 first); eng_field_at returns NULL out of range. */
+int eng_field_count(const eng_context *ctx);
+eng_field *eng_field_at(eng_context *ctx, int i);
+/* 1 when the field's leaf blocks are 8x8x8 voxels (the block calls above work on it). */
+int eng_field_has_blocks(const eng_field *f);
+/* Any layout whose leaves are dense or bitmasked (0-D scalars, 1-D arrays, 2-D grids too):
+ * calls fn for every active cell, block by block in the order of eng_field_block_origins'
+ * kind (deterministic), with the cell's index (axes beyond the field's dimension 0) and its
+ * value (components floats). Stops at the first non-zero return of fn and returns it;
+ * ENG_EINVAL when the layout has no blocks. A sync point like the other host reads. */
+typedef int (*eng_cell_fn)(void *user, const int32_t ijk[3], const float *value);
+int eng_field_foreach_cell(eng_context *ctx, eng_field *f, eng_cell_fn fn, void *user);
+/* Deactivates every block of a field of any layout (eng_field_clear handles 8^3 ones). */
+void eng_field_clear_cells(eng_context *ctx, eng_field *f);
+
+/* Deterministic execution: with `on`, the same launches on the same field contents give the
+ * same bits whatever the thread count and scheduling: tasks whose float atomic updates
+ * (+=, -=, *=, /=) reach a destination shared by several iterations run on one thread, in
+ * the order of their loop; list generation runs serially, so struct-for lists have one order.
+ * min/max atomics and element-wise work stay parallel (their results do not depend on order).
+ * Takes effect for tasks run from then on. Off by default. */
+int eng_set_deterministic(eng_context *ctx, int on);
+int eng_deterministic(const eng_context *ctx);
+
 #endif

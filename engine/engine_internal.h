@@ -25,6 +25,7 @@ struct eng_context {
     int nfields;
     char err[4096];
     eng_mode mode;
+    int deterministic; /* eng_set_deterministic: order-dependent tasks run serially */
 #if PLUME_HAVE_KERNELS
     /* Kernels (created on the first launch: a context that only moves volumes never starts
      * threads or LLVM). */

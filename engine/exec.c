@@ -87,6 +87,33 @@ static int snode_of(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t 
     return ENG_OK;
 }
 
+static int order_dependent_atomic(ir_stmt *s, void *ud)
+{
+    (void)ud;
+    return s->op == IR_ATOMIC && ir_type_is_float(s->ty) &&
+           s->sub != IR_ATOMIC_MIN && s->sub != IR_ATOMIC_MAX;
+}
+
+/* Deterministic mode: does the task's result depend on the order its iterations run in? Only
+ * float atomics that do not commute exactly (+, -, *, /) into an element several iterations
+ * may reach: a written value (or temporaries) state without UNIQUE. Plain racing stores are
+ * left alone: kernels that write what other iterations read order that themselves (red-black
+ * sweeps), and that order does not depend on the thread count. */
+static int needs_order(const sfg_exec_task *t, const ir_task *low)
+{
+    int shared = 0;
+    for (uint32_t i = 0; i < t->meta->n_access; i++) {
+        const sfg_access *a = &t->meta->access[i];
+        if (SFG_STATE_KIND(a->state) != SFG_VALUE || !(a->flags & SFG_ACC_WRITE) ||
+            (a->flags & SFG_ACC_UNIQUE))
+            continue;
+        if ((a->flags & SFG_ACC_ATOMIC) && (a->op == IR_ATOMIC_MIN || a->op == IR_ATOMIC_MAX))
+            continue;
+        shared = 1;
+    }
+    return shared && ir_walk(low->body, order_dependent_atomic, NULL) != 0;
+}
+
 static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
 {
     char err[256];
@@ -102,7 +129,7 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
         if (t->meta->type == SFG_CLEAR_LIST)
             exec_clear_list(rt, sn);
         else if (t->meta->type == SFG_LISTGEN)
-            rc = exec_listgen(ctx->pool, rt, sn, err, sizeof err);
+            rc = exec_listgen(ctx->pool, rt, sn, ctx->deterministic, err, sizeof err);
         else
             rc = exec_gc(ctx->pool, rt, sn, err, sizeof err);
         break;
@@ -119,6 +146,8 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
         }
         plm_task_ctx tc = {rts, rtf, t->args};
         run_job j = {&tc, code->fn[0], 0};
+        /* grain 0: the pool's own; a grain of the whole loop: one chunk, on this thread */
+        int ordered = ctx->deterministic && low->kind != IR_TASK_SERIAL && needs_order(t, low);
         if (low->kind == IR_TASK_SERIAL) {
             ((plm_task_serial_fn)code->fn[0])(&tc);
         } else if (low->kind == IR_TASK_RANGE_FOR) {
@@ -126,14 +155,15 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
             ((plm_task_bounds_fn)code->fn[1])(&tc, be);
             j.base = be[0];
             if (be[1] > be[0])
-                rc = cpu_pool_parallel_for(ctx->pool, be[1] - be[0], 0, run_range, &j, err, sizeof err);
+                rc = cpu_pool_parallel_for(ctx->pool, be[1] - be[0], ordered ? be[1] - be[0] : 0, run_range,
+                                           &j, err, sizeof err);
         } else if (low->kind == IR_TASK_STRUCT_FOR) {
             int32_t sn = low->fields[low->field].levels[low->level].rt_snode;
             /* A leaf right under the root iterates list(root), which no listgen task makes. */
             if (low->level == 0)
                 plm_rt_listgen_root(rts[low->field]);
             int32_t n = plm_rt_list_size(rts[low->field], sn);
-            rc = cpu_pool_parallel_for(ctx->pool, n, 0, run_struct, &j, err, sizeof err);
+            rc = cpu_pool_parallel_for(ctx->pool, n, ordered ? n : 0, run_struct, &j, err, sizeof err);
         } else {
             return eng_fail(ctx, ENG_EINTERNAL, "task '%s' of kind %d has no code", t->name, low->kind);
         }

@@ -19,9 +19,12 @@
 /* Empties list(snode). */
 void exec_clear_list(plm_runtime *rt, int32_t snode);
 /* Appends to list(snode) the active cells found in the containers of list(parent(snode));
- * for a child of the root, list(root) is (re)made first. Returns 0, or -1 with err filled when
+ * for a child of the root, list(root) is (re)made first. With `ordered` the work items run one
+ * after the other on the calling thread, so the list's order is that of list(parent) and the
+ * cells' index (the parallel appends race for slots). Returns 0, or -1 with err filled when
  * the pool fails. */
-int exec_listgen(cpu_pool *pool, plm_runtime *rt, int32_t snode, char *err, size_t err_size);
+int exec_listgen(cpu_pool *pool, plm_runtime *rt, int32_t snode, int ordered, char *err,
+                 size_t err_size);
 /* Returns the cells recycled since the last collection of snode to its free list, zero-filled. */
 int exec_gc(cpu_pool *pool, plm_runtime *rt, int32_t snode, char *err, size_t err_size);
 

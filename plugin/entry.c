@@ -42,6 +42,15 @@ static const plume_node_desc *find_node_type(const char *id)
 
 static void free_string(char *s) { free(s); }
 
+static const void *get_extension(const char *id)
+{
+    if (id && !strcmp(id, PLUME_EXT_CHECKPOINT))
+        return &pl_ext_checkpoint;
+    if (id && !strcmp(id, PLUME_EXT_DETERMINISTIC))
+        return &pl_ext_deterministic;
+    return pl_get_extension(id);
+}
+
 static const plume_plugin table = {
     .struct_size = sizeof(plume_plugin),
     .abi_major = PLUME_ABI_MAJOR,
@@ -56,7 +65,7 @@ static const plume_plugin table = {
     .node_type_count = node_type_count,
     .node_type = node_type,
     .find_node_type = find_node_type,
-    .get_extension = pl_get_extension,
+    .get_extension = get_extension,
     .context_create = pl_context_create,
     .context_destroy = pl_context_destroy,
     .context_info = pl_context_info,

@@ -139,5 +139,9 @@ plume_status pl_volume_write_block(plume_volume *vol, const int32_t origin[3],
 plume_status pl_volume_clear(plume_volume *vol);
 
 const void *pl_get_extension(const char *id);
+/* "plume.checkpoint/1" (ext_checkpoint.c) and "plume.deterministic/1" (ext_deterministic.c);
+ * entry.c serves them besides pl_get_extension's. */
+extern const plume_ext_checkpoint pl_ext_checkpoint;
+extern const plume_ext_deterministic pl_ext_deterministic;
 
 #endif

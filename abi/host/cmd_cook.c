@@ -24,7 +24,19 @@ static const char cook_usage[] =
     "  --mode eager|optimized\n"
     "  --disable PASS,...    optimizer passes to switch off: listgen, demote, fusion, dse\n"
     "  --stats FILE.json     write per-frame and total statistics\n"
+    "  --deterministic       the same output bytes run after run, whatever the threads (also the\n"
+    "                        scene key \"deterministic\": true); costs the parallelism of float\n"
+    "                        += reductions only\n"
+    "  --resume              continue a bake after its last complete frame, from the checkpoint\n"
+    "                        DIR/.plume_checkpoint.vdb that every complete frame writes; without\n"
+    "                        one, cooks from the first frame; a checkpoint of another scene or of\n"
+    "                        other options (mode, --disable, --deterministic, start frame) or a\n"
+    "                        damaged one stops the cook with exit status 1\n"
+    "  --no-checkpoint       do not write the checkpoint after each frame\n"
     "  --quiet               no progress output\n";
+
+/* Where the checkpoint of the last complete frame lives, beside the frames it belongs to. */
+#define CHECKPOINT_NAME ".plume_checkpoint.vdb"
 
 static volatile sig_atomic_t interrupted;
 
@@ -195,6 +207,42 @@ static json_t *stats_json(const plume_stats *s)
                      (json_int_t)s->active_voxels, "memory_bytes", (json_int_t)s->memory_bytes);
 }
 
+/* What a checkpoint must match to be resumed from: the scene (its bytes and kernel files'),
+ * the plugin's version and the options that change results. Threads and device are left out:
+ * in deterministic mode they do not change results, and without it nothing is bitwise anyway.
+ * Space-separated name=value pairs, so a mismatch can be explained item by item. */
+static void bake_key(char *out, size_t n, const scene *sc, const plume_plugin *api,
+                     const plume_context_options *o, int deterministic)
+{
+    snprintf(out, n, "plume-bake/1 scene=%016llx plugin=%s mode=%s disabled=%u flush=%u deterministic=%d start=%lld",
+             (unsigned long long)sc->content_hash, api->version,
+             o->mode == PLUME_MODE_EAGER ? "eager" : "optimized", o->disabled_passes, o->flush_every,
+             deterministic, (long long)sc->frame_start);
+}
+
+/* "scene, start" : the items of key a that differ from key b (or all of a's when b has other
+ * items). */
+static void key_diff(const char *a, const char *b, char *out, size_t n)
+{
+    out[0] = 0;
+    char ta[512], tb[512];
+    snprintf(ta, sizeof ta, "%s", a);
+    char *sa = NULL;
+    for (char *ia = strtok_r(ta, " ", &sa); ia; ia = strtok_r(NULL, " ", &sa)) {
+        char *eq = strchr(ia, '=');
+        size_t name_len = eq ? (size_t)(eq - ia) : strlen(ia);
+        int same = 0;
+        snprintf(tb, sizeof tb, "%s", b);
+        char *sb = NULL;
+        for (char *ib = strtok_r(tb, " ", &sb); ib && !same; ib = strtok_r(NULL, " ", &sb))
+            same = !strcmp(ia, ib);
+        if (same)
+            continue;
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s%.*s", len ? ", " : "", (int)name_len, ia);
+    }
+}
+
 static int is_value_option(const char *a)
 {
     static const char *const opts[] = {"--frames", "--out", "--stats", "--device", "--threads", "--mode", "--disable"};
@@ -208,7 +256,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
 {
     const char *scene_path = NULL, *out_dir = NULL, *stats_path = NULL;
     const char *frames = NULL;
-    int quiet = 0;
+    int quiet = 0, deterministic = 0, resume = 0, checkpoints = 1;
     plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -218,6 +266,12 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--deterministic")) {
+            deterministic = 1;
+        } else if (!strcmp(a, "--resume")) {
+            resume = 1;
+        } else if (!strcmp(a, "--no-checkpoint")) {
+            checkpoints = 0;
         } else if (is_value_option(a) && !has_val) {
             cli_error("cook", "%s needs a value", a);
             return EXIT_USAGE;
@@ -322,6 +376,63 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         cli_error("cook", "%s", err);
         goto done;
     }
+    deterministic |= sc.deterministic;
+    const plume_ext_deterministic *det = api->get_extension(PLUME_EXT_DETERMINISTIC);
+    if (deterministic && (!det || det->struct_size < sizeof *det)) {
+        cli_error("cook", "deterministic mode asked for, but this plugin (%s) has no \"%s\" extension",
+                  api->version, PLUME_EXT_DETERMINISTIC);
+        goto done;
+    }
+    if (deterministic && det->set(ctx, 1) != PLUME_OK) {
+        cli_error("cook", "%s", api->last_error(ctx));
+        goto done;
+    }
+    const plume_ext_checkpoint *ck = api->get_extension(PLUME_EXT_CHECKPOINT);
+    if (ck && ck->struct_size < sizeof *ck)
+        ck = NULL;
+    if (resume && !ck) {
+        cli_error("cook", "--resume: this plugin (%s) has no \"%s\" extension", api->version, PLUME_EXT_CHECKPOINT);
+        goto done;
+    }
+    char key[512], ckpt_path[4200];
+    bake_key(key, sizeof key, &sc, api, &o, deterministic);
+    snprintf(ckpt_path, sizeof ckpt_path, "%s/%s", out_dir, CHECKPOINT_NAME);
+    int64_t first = sc.frame_start;
+    if (resume && access(ckpt_path, F_OK) != 0) {
+        fprintf(stderr, "plume: --resume: no checkpoint %s; cooking from frame %lld\n", ckpt_path,
+                (long long)first);
+    } else if (resume) {
+        int64_t cf = 0;
+        char *ckey = NULL;
+        if (ck->info(ctx, ckpt_path, &cf, &ckey) != PLUME_OK) {
+            cli_error("cook", "--resume: %s; delete it or cook without --resume to start over", api->last_error(ctx));
+            goto done;
+        }
+        if (strcmp(ckey, key)) {
+            char diff[512];
+            key_diff(key, ckey, diff, sizeof diff);
+            cli_error("cook", "--resume: checkpoint %s (frame %lld) is of another bake: %s differ%s; cook "
+                      "without --resume to start over", ckpt_path, (long long)cf, diff[0] ? diff : "the keys",
+                      strchr(diff, ',') ? "" : "s");
+            api->free_string(ckey);
+            goto done;
+        }
+        api->free_string(ckey);
+        if (cf >= sc.frame_end) {
+            if (!quiet)
+                fprintf(stderr, "plume: --resume: frames up to %lld are complete (checkpoint %s); nothing to cook\n",
+                        (long long)cf, ckpt_path);
+            rc = 0;
+            goto done;
+        }
+        if (ck->load(ctx, ckpt_path, key, &cf) != PLUME_OK) {
+            cli_error("cook", "--resume: %s", api->last_error(ctx));
+            goto done;
+        }
+        first = cf + 1;
+        fprintf(stderr, "plume: resuming from frame %lld (checkpoint of frame %lld in %s)\n", (long long)first,
+                (long long)cf, ckpt_path);
+    }
     plume_context_info ci = {.struct_size = sizeof ci};
     api->context_info(ctx, &ci);
     if (ci.device_note && ci.device_note[0])
@@ -334,19 +445,20 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     sigaction(SIGTERM, &sa, NULL);
 
     int tty = isatty(2) && !quiet;
-    int64_t nframes = sc.frame_end - sc.frame_start + 1;
+    int64_t nframes = sc.frame_end - first + 1;
     if (!quiet)
-        fprintf(stderr, "plume: cooking %s, frames %lld-%lld on %s -> %s/\n", sc.path,
-                (long long)sc.frame_start, (long long)sc.frame_end, ci.device_name, out_dir);
+        fprintf(stderr, "plume: cooking %s, frames %lld-%lld on %s%s -> %s/\n", sc.path, (long long)first,
+                (long long)sc.frame_end, ci.device_name, deterministic ? ", deterministic" : "", out_dir);
     double t_start = now_s();
     double frame_dt = 1.0 / sc.fps;
     plume_status st = PLUME_OK;
-    if (sc.init.count) {
+    /* A resumed bake's fields come from the checkpoint: init already ran in the first cook. */
+    if (sc.init.count && first == sc.frame_start) {
         plume_cook_info info = {sizeof info, sc.frame_start, (double)sc.frame_start * frame_dt, 0, 0, 1};
         st = api->cook(ctx, sc.init.nodes, sc.init.count, &info);
     }
     int64_t done_frames = 0;
-    for (int64_t f = sc.frame_start; st == PLUME_OK && f <= sc.frame_end; f++) {
+    for (int64_t f = first; st == PLUME_OK && f <= sc.frame_end; f++) {
         double t0 = now_s();
         int serr;
         uint32_t nsub = sc.substep.count ? substeps_for(api, ctx, &sc, &serr) : 1;
@@ -370,8 +482,24 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         done_frames++;
         double ms = (now_s() - t0) * 1e3;
         double voxels = active_voxels(api, ctx, &sc);
-        json_array_append_new(frames_json, json_pack("{s:I, s:f, s:i, s:f}", "frame", (json_int_t)f, "ms",
-                                                     ms, "substeps", (int)nsub, "active_voxels", voxels));
+        json_t *fj = json_pack("{s:I, s:f, s:i, s:f}", "frame", (json_int_t)f, "ms", ms, "substeps", (int)nsub,
+                               "active_voxels", voxels);
+        /* The frame's files are in place (export wrote and renamed them): now its checkpoint, also
+         * written to a temporary file and renamed, so a stop at any point leaves the last complete
+         * frame's checkpoint whole. A failed write is a warning: the frames themselves are fine. */
+        if (ck && checkpoints) {
+            double c0 = now_s();
+            if (ck->save(ctx, ckpt_path, f, key) != PLUME_OK) {
+                fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
+                        api->last_error(ctx));
+            } else {
+                struct stat cs;
+                json_object_set_new(fj, "checkpoint_ms", json_real((now_s() - c0) * 1e3));
+                if (stat(ckpt_path, &cs) == 0)
+                    json_object_set_new(fj, "checkpoint_bytes", json_integer((json_int_t)cs.st_size));
+            }
+        }
+        json_array_append_new(frames_json, fj);
         double elapsed = now_s() - t_start;
         char eta[32];
         fmt_duration(elapsed / (double)done_frames * (double)(nframes - done_frames), eta, sizeof eta);
@@ -385,12 +513,15 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     if (tty)
         fputc('\n', stderr);
     if (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK)) {
-        cli_error("cook", "cancelled after %lld of %lld frames; complete frames are in %s/",
-                  (long long)done_frames, (long long)nframes, out_dir);
+        cli_error("cook", "cancelled after %lld of %lld frames; complete frames are in %s/%s",
+                  (long long)done_frames, (long long)nframes, out_dir,
+                  ck && checkpoints && (done_frames || first > sc.frame_start)
+                      ? " (the same command with --resume continues the bake)"
+                      : "");
         goto stats;
     }
     if (st != PLUME_OK) {
-        cli_error("cook", "%s: frame %lld: %s", sc.path, (long long)(sc.frame_start + done_frames),
+        cli_error("cook", "%s: frame %lld: %s", sc.path, (long long)(first + done_frames),
                   api->last_error(ctx));
         goto stats;
     }
@@ -402,9 +533,9 @@ stats:
     if (stats_path) {
         plume_stats s = {.struct_size = sizeof s};
         api->get_stats(ctx, &s);
-        json_t *root = json_pack("{s:s, s:s, s:s, s:O, s:o}", "scene", sc.path, "device", ci.device_name,
-                                 "mode", o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "frames",
-                                 frames_json, "totals", stats_json(&s));
+        json_t *root = json_pack("{s:s, s:s, s:s, s:b, s:O, s:o}", "scene", sc.path, "device", ci.device_name,
+                                 "mode", o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "deterministic",
+                                 deterministic, "frames", frames_json, "totals", stats_json(&s));
         if (write_stats(stats_path, root) != 0) {
             cli_error("cook", "cannot write statistics to %s", stats_path);
             rc = EXIT_WORK;

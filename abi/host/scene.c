@@ -80,6 +80,30 @@ static int get_number(const scene *sc, json_t *obj, const char *key, const char 
     return 0;
 }
 
+static void hash_bytes(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        *h ^= b[i];
+        *h *= 0x100000001b3ull;
+    }
+}
+
+/* Hashes a whole file into *h; -1 when it cannot be read. */
+static int hash_file(uint64_t *h, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+        hash_bytes(h, buf, k);
+    int bad = ferror(f);
+    fclose(f);
+    return bad ? -1 : 0;
+}
+
 int scene_load(scene *sc, const char *path, char *err, size_t n)
 {
     memset(sc, 0, sizeof *sc);
@@ -101,10 +125,16 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
         return -1;
     }
     sc->json = root;
+    sc->content_hash = 0xcbf29ce484222325ull;
+    if (hash_file(&sc->content_hash, path) != 0) {
+        snprintf(err, n, "%s: cannot read the file again to identify it", path);
+        return -1;
+    }
     if (!json_is_object(root))
         return fail(sc, err, n, "$", "a scene must be a JSON object, not %s", kind(root));
     static const char *const top_keys[] = {"plume_scene", "name", "description", "frames", "substeps",
-                                           "fields", "nodes", "init", "substep", "frame", NULL};
+                                           "deterministic", "fields", "nodes", "init", "substep", "frame",
+                                           NULL};
     if (check_keys(sc, root, "$", top_keys, err, n))
         return -1;
     json_t *ver = json_object_get(root, "plume_scene");
@@ -124,6 +154,11 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
         sc->name = strdup(b);
         free(t);
     }
+
+    json_t *det = json_object_get(root, "deterministic");
+    if (det && !json_is_boolean(det))
+        return fail(sc, err, n, "$.deterministic", "must be true or false, not %s", kind(det));
+    sc->deterministic = det && json_is_true(det);
 
     json_t *frames = json_object_get(root, "frames");
     if (frames) {
@@ -342,6 +377,7 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             char *text = read_text_file(full);
             if (!text)
                 return fail(sc, err, n, jp, "cannot read kernel file %s", full);
+            hash_bytes(&sc->content_hash, text, strlen(text));
             /* Compile errors then cite the file (file:line:col), not the node. */
             if (find_param(nd, "source_name"))
                 api->node_set_string(node, "source_name", full);

@@ -24,6 +24,10 @@ typedef struct scene {
     double cfl;          /* 0: fixed substeps_min per frame */
     char *velocity;      /* field used for the CFL condition, or NULL */
     double voxel_size;   /* the smallest voxel size of the scene's fields */
+    int deterministic;   /* "deterministic": true */
+    /* FNV-1a 64 of the scene file's bytes and of every kernel file it names, in the order read
+     * (after scene_instantiate): what identifies the scene for resuming a bake. */
+    uint64_t content_hash;
     void *json;          /* json_t*, owned */
     plume_node **nodes;  /* all nodes, owned by the context */
     uint32_t nnodes;

@@ -3,6 +3,7 @@
 #include "plugin/plugin.h"
 #include "engine/kernel.h"
 #include "plugin/vdb_bridge.h"
+#include "plugin/vdb_stable.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -66,8 +67,17 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         plm_vdb_compression c = !strcmp(comp, "none") ? PLM_VDB_COMPRESS_NONE
                                 : !strcmp(comp, "zip") ? PLM_VDB_COMPRESS_ZIP
                                                        : PLM_VDB_COMPRESS_BLOSC;
-        st = vdb_write_file(env->ctx, path, (const plm_vdb_grid *const *)grids, count,
-                            pl_param_num(n, "half_float") != 0, c, env->info->frame);
+        /* The file's bytes depend on its content only (no random UUID): the same frame cooked
+         * twice gives the same file. */
+        char frame_text[32];
+        snprintf(frame_text, sizeof frame_text, "%lld", (long long)env->info->frame);
+        plm_vdb_meta meta[2] = {{"creator", "string", "Plume " PLUME_VERSION_STRING},
+                                {"plume_frame", "int64", frame_text}};
+        plm_vdb_write_options wo = {.compression = c,
+                                     .half_float = pl_param_num(n, "half_float") != 0,
+                                     .file_meta = meta,
+                                     .file_meta_count = 2};
+        st = pl_vdb_write_stable(env->ctx, path, (const plm_vdb_grid *const *)grids, count, &wo);
         if (st == PLUME_OK)
             pl_log(env->ctx, PLUME_LOG_INFO, "wrote %s", path);
     }
@@ -82,7 +92,8 @@ const pl_node_type pl_node_vdb_export = {
              .label = "VDB Export",
              .category = "IO",
              .help = "Writes fields to one .vdb file per frame (atomically: a temporary file renamed when "
-                     "complete), with only active voxels, Plume's creator metadata and the frame number.",
+                     "complete), with only active voxels, Plume's creator metadata and the frame number. The "
+                     "bytes depend only on the content (the OpenVDB UUID is a hash of the rest).",
              .version = 1,
              .param_count = COUNT(params),
              .params = params,

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 1
+#define PLUME_ABI_MINOR 2
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -427,6 +427,56 @@ typedef struct plume_ext_render {
     plume_status (*render_vdb)(plume_context *ctx, const char *vdb_path, const char *grid,
                                const char *png_path, uint32_t width, uint32_t height);
 } plume_ext_render;
+
+/* "plume.deterministic/1" (ABI 1.2): deterministic mode. With it on, the same scene and
+ * parameters give the same field values, and so the same output bytes, run after run and
+ * whatever the thread count: float atomic updates (+=, -=, *=, /=) into elements that several
+ * loop iterations share run on one thread in loop order, and list generation is ordered; the
+ * rest (element-wise work, min/max atomics, whose results do not depend on order) stays
+ * parallel. Exported .vdb files carry no run-dependent bytes in any mode (their OpenVDB UUID
+ * is derived from their content). A table of its own rather than a field of
+ * plume_context_options, so that hosts that fill that struct positionally keep compiling with
+ * -Wextra. Threading: the context's thread. */
+#define PLUME_EXT_DETERMINISTIC "plume.deterministic/1"
+typedef struct plume_ext_deterministic {
+    uint32_t struct_size;
+    /* on != 0 switches it on, 0 off (the default). Applies to work that runs from then on:
+     * set it before the first cook. */
+    plume_status (*set)(plume_context *ctx, int32_t on);
+    plume_status (*get)(plume_context *ctx, int32_t *on);
+} plume_ext_deterministic;
+
+/* "plume.checkpoint/1" (ABI 1.2): the simulation state between frames, so that a bake can
+ * resume after its last complete frame. A checkpoint holds every field of the context (the
+ * scene's and the ones nodes made for themselves, e.g. "project:pressure", the pressure kept as
+ * the next solve's first guess), each block with every value at full float precision, the
+ * fields' layouts, transforms and backgrounds, the frame and a key chosen by the host (e.g. a
+ * hash of the scene and of the options that change results). It is a .vdb file (one grid per
+ * field, named like the field), so other tools can read it. Nodes keep no other state between
+ * frames that changes results: what they cache (compiled kernels, field lookups) is rebuilt on
+ * the next cook. Threading: the context's thread; each call is a sync point (queued work runs
+ * first). Strings handed in are copied. */
+#define PLUME_EXT_CHECKPOINT "plume.checkpoint/1"
+typedef struct plume_ext_checkpoint {
+    uint32_t struct_size;
+    /* Writes the checkpoint of frame `frame` (the last frame complete) to `path` atomically: a
+     * temporary file in the same folder, flushed to disk and renamed over `path` when complete,
+     * so an interruption or a failure leaves the previous checkpoint untouched. `key` may be
+     * NULL (stored as ""). Does not poll cancel (it is short and leaves nothing half-done). */
+    plume_status (*save)(plume_context *ctx, const char *path, int64_t frame, const char *key);
+    /* Reads only the frame and key of a checkpoint; *key (NULL to skip) is freed with
+     * free_string. PLUME_ERR_IO names what is wrong with a missing, damaged or truncated file or
+     * with a .vdb that is not a Plume checkpoint. Fields are untouched. */
+    plume_status (*info)(plume_context *ctx, const char *path, int64_t *frame, char **key);
+    /* Replaces every field of ctx with the checkpoint's contents and gives its frame in *frame.
+     * Fields the context lacks are declared (as the nodes that own them would; the nodes find
+     * them by name); a field whose type, layout, voxel size or origin differs from the
+     * checkpoint's, or a field of the context the checkpoint lacks, is an error
+     * (PLUME_ERR_INVALID_ARGUMENT) and so is a key other than `key` (NULL: not checked). The
+     * whole file is read and checked before any field changes: on an error the fields are as
+     * they were, except when the memory budget runs out part way (PLUME_ERR_MEMORY_BUDGET). */
+    plume_status (*load)(plume_context *ctx, const char *path, const char *key, int64_t *frame);
+} plume_ext_checkpoint;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,140 @@
+/* .vdb files whose bytes depend only on their content (vdb_stable.h). */
+#define _GNU_SOURCE
+#include "plugin/vdb_stable.h"
+#include "plugin/vdb_bridge.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* OpenVDB's file header: the magic number (8 bytes), the file format version (4), the library's
+ * major and minor version (4 + 4), a byte saying whether grid offsets follow, then (format
+ * 222 and later) the UUID as 36 ASCII characters. */
+#define UUID_AT 21
+#define UUID_LEN 36
+#define MIN_FORMAT 222
+
+static _Atomic unsigned tmp_seq;
+
+static int looks_like_uuid(const unsigned char *u)
+{
+    for (int i = 0; i < UUID_LEN; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? u[i] != '-' : !isxdigit(u[i]))
+            return 0;
+    }
+    return 1;
+}
+
+typedef unsigned __int128 u128;
+
+/* FNV-1a, 128 bits: prime 2^88 + 2^8 + 0x3b. */
+static void fnv128(u128 *h, const unsigned char *p, size_t n)
+{
+    const u128 prime = ((u128)1 << 88) | 0x13b;
+    u128 x = *h;
+    for (size_t i = 0; i < n; i++) {
+        x ^= p[i];
+        x *= prime;
+    }
+    *h = x;
+}
+
+/* Hashes the whole file except the UUID's bytes and writes the UUID made from the hash.
+ * Returns 0, 1 when the header is not one this code knows (left alone), -1 on an I/O error. */
+static int stamp_uuid(int fd)
+{
+    unsigned char head[UUID_AT + UUID_LEN];
+    if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head)
+        return 1;
+    static const unsigned char magic[8] = {0x20, 0x42, 0x44, 0x56, 0, 0, 0, 0};
+    uint32_t format = (uint32_t)head[8] | (uint32_t)head[9] << 8 | (uint32_t)head[10] << 16 |
+                      (uint32_t)head[11] << 24;
+    if (memcmp(head, magic, 8) != 0 || format < MIN_FORMAT || !looks_like_uuid(head + UUID_AT))
+        return 1;
+    u128 h = ((u128)0x6c62272e07bb0142ull << 64) | 0x62b821756295c58dull;
+    fnv128(&h, head, UUID_AT);
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf)
+        return -1;
+    off_t at = UUID_AT + UUID_LEN;
+    for (;;) {
+        ssize_t k = pread(fd, buf, CHUNK, at);
+        if (k < 0) {
+            free(buf);
+            return -1;
+        }
+        if (k == 0)
+            break;
+        fnv128(&h, buf, (size_t)k);
+        at += k;
+    }
+    free(buf);
+    unsigned char b[16];
+    for (int i = 0; i < 16; i++)
+        b[i] = (unsigned char)(h >> (8 * (15 - i)));
+    /* RFC 9562 layout: version 8 (custom), variant 10. */
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x80);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    char text[UUID_LEN + 1];
+    snprintf(text, sizeof text,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+    return pwrite(fd, text, UUID_LEN, UUID_AT) == UUID_LEN ? 0 : -1;
+}
+
+plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
+                                 int count, const plm_vdb_write_options *wo)
+{
+    if (vdb_make_parent_dirs(path) != 0)
+        return pl_fail(ctx, PLUME_ERR_IO, "cannot create the folder for %s: %s", path, strerror(errno));
+    /* The temporary file sits beside path (same file system: the rename is atomic), hidden. */
+    char tmp[4300];
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    snprintf(tmp, sizeof tmp, "%.*s.%s.tmp%d.%u", dir_len, path, slash ? slash + 1 : path, (int)getpid(),
+             atomic_fetch_add(&tmp_seq, 1u));
+    plm_vdb_write_options o = wo ? *wo : (plm_vdb_write_options){0};
+    int sync_to_disk = !o.no_fsync;
+    o.no_fsync = 1; /* flushed once, below, after the UUID is in */
+    plm_vdb_error e;
+    if (plm_vdb_write(tmp, grids, count, &o, &e) != PLM_VDB_OK) {
+        unlink(tmp);
+        return pl_fail(ctx, e.status == PLM_VDB_ERR_ARGUMENT ? PLUME_ERR_INVALID_ARGUMENT : PLUME_ERR_IO,
+                       "%s: %s", path, e.message);
+    }
+    int fd = open(tmp, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        unlink(tmp);
+        return pl_fail(ctx, PLUME_ERR_IO, "%s: cannot reopen the temporary file: %s", path, strerror(err));
+    }
+    int st = stamp_uuid(fd);
+    int err = errno;
+    if (st == 1)
+        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", path);
+    if (st >= 0 && sync_to_disk && fsync(fd) != 0) {
+        st = -1;
+        err = errno;
+    }
+    if (close(fd) != 0 && st >= 0) {
+        st = -1;
+        err = errno;
+    }
+    if (st >= 0 && rename(tmp, path) != 0) {
+        st = -1;
+        err = errno;
+    }
+    if (st < 0) {
+        unlink(tmp);
+        return pl_fail(ctx, PLUME_ERR_IO, "cannot write %s: %s", path, strerror(err));
+    }
+    return PLUME_OK;
+}

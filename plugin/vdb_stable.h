@@ -1,0 +1,24 @@
+/* Writing .vdb files whose bytes depend only on their content.
+ *
+ * OpenVDB stamps every file it writes with a random UUID (36 ASCII characters in the header),
+ * so two writes of the same grids differ. pl_vdb_write_stable writes through vdbio as usual,
+ * then replaces that UUID with one derived from the rest of the file's bytes (a 128-bit FNV-1a
+ * hash, formatted as a UUID): equal content gives equal files, different content different
+ * UUIDs, which is all readers use it for.
+ *
+ * Runs on the context's thread. Errors go to the context (pl_fail) and return a status. */
+#ifndef PLUME_PLUGIN_VDB_STABLE_H
+#define PLUME_PLUGIN_VDB_STABLE_H
+
+#include "plugin/plugin.h"
+#include "vdbio/vdbio.h"
+
+/* Writes grids to path atomically (a temporary file beside it, flushed to disk and renamed when
+ * complete; on any failure path is untouched and the temporary file removed), with the options
+ * `wo` (file metadata, compression, half floats) and the content-derived UUID. Makes the
+ * folder when needed. A header this code does not recognise (another OpenVDB file version) is
+ * written as OpenVDB made it, with a debug log line. */
+plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
+                                 int count, const plm_vdb_write_options *wo);
+
+#endif

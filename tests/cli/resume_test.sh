@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# plume cook --deterministic and --resume, end to end on scenes/resume_kernels.json: a 128^3
+# box relaxed each substep towards a float += reduction over the whole box into a 0-D field
+# (parallel atomics: without deterministic mode the bits vary run to run).
+#  - the reference is an uninterrupted deterministic cook of frames 1-3 on 2 threads;
+#  - a deterministic cook of frames 1-2 on 1 thread gives the same bytes for frames 1-2;
+#  - resuming it with --resume --frames 1-3 on 2 threads says which frame it resumes from and
+#    gives frame 3 byte-identical to the reference;
+#  - a checkpoint of another scene, of other options, a truncated one and a .vdb that is not
+#    a checkpoint are refused with exit status 1 and a message naming why, and nothing crashes;
+#  - without a checkpoint --resume cooks from the first frame; after the last frame it has
+#    nothing to do;
+#  - Ctrl-C (SIGINT) during a long cook leaves a checkpoint of the last complete frame, whose
+#    frame file exists, no temporary file behind, and --resume continues after it.
+set -u
+plume=$1; scenes=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+scene=$scenes/resume_kernels.json
+ckpt=.plume_checkpoint.vdb
+
+"$plume" cook "$scene" --out "$tmp/ref" --threads 2 --deterministic --quiet 2>"$tmp/err" \
+  || fail "reference cook: $(cat "$tmp/err")"
+[ -s "$tmp/ref/$ckpt" ] || fail "no checkpoint beside the frames after a complete cook"
+
+"$plume" cook "$scene" --out "$tmp/res" --threads 1 --deterministic --frames 1-2 --quiet 2>"$tmp/err" \
+  || fail "cook of frames 1-2: $(cat "$tmp/err")"
+for f in 1 2; do
+  cmp -s "$tmp/ref/r_000$f.vdb" "$tmp/res/r_000$f.vdb" \
+    || fail "deterministic cooks on 2 and 1 threads differ at frame $f"
+done
+[ ! -e "$tmp/res/r_0003.vdb" ] || fail "frame 3 written by a cook of frames 1-2"
+
+"$plume" cook "$scene" --out "$tmp/res" --threads 2 --deterministic --frames 1-3 --resume 2>"$tmp/err" \
+  || fail "resume: $(cat "$tmp/err")"
+grep -q "resuming from frame 3 (checkpoint of frame 2" "$tmp/err" || fail "resume does not say where it resumes: $(cat "$tmp/err")"
+grep -q "frames 3-3" "$tmp/err" || fail "resume did not cook frame 3 alone: $(cat "$tmp/err")"
+cmp -s "$tmp/ref/r_0003.vdb" "$tmp/res/r_0003.vdb" || fail "frame 3 after resume differs from the uninterrupted cook"
+cmp -s "$tmp/ref/$ckpt" "$tmp/res/$ckpt" || fail "the checkpoints of frame 3 differ (resumed vs uninterrupted)"
+
+# everything done: nothing to cook, exit 0
+"$plume" cook "$scene" --out "$tmp/res" --deterministic --resume 2>"$tmp/err" || fail "resume of a finished bake: $(cat "$tmp/err")"
+grep -q "nothing to cook" "$tmp/err" || fail "finished bake: $(cat "$tmp/err")"
+
+# other options than the checkpoint's: refused, naming the difference
+"$plume" cook "$scene" --out "$tmp/res" --frames 1-4 --resume 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "is of another bake: deterministic differs" "$tmp/err" \
+  || fail "a non-deterministic resume of a deterministic bake: exit $rc: $(cat "$tmp/err")"
+# another scene's checkpoint: refused
+cp "$tmp/ref/$ckpt" "$tmp/other.vdb"
+mkdir -p "$tmp/k" && cp "$tmp/other.vdb" "$tmp/k/$ckpt"
+"$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/k" --deterministic --resume 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "is of another bake: scene differs" "$tmp/err" \
+  || fail "another scene's checkpoint: exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/k/k_0001.vdb" ] || fail "a refused resume cooked frames"
+# a truncated checkpoint: a clear error, no crash
+head -c 100000 "$tmp/other.vdb" >"$tmp/res/$ckpt"
+"$plume" cook "$scene" --out "$tmp/res" --deterministic --frames 1-4 --resume 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "cannot be read: .*truncated or damaged" "$tmp/err" \
+  || fail "truncated checkpoint: exit $rc: $(cat "$tmp/err")"
+# a .vdb that is not a checkpoint
+cp "$tmp/ref/r_0001.vdb" "$tmp/res/$ckpt"
+"$plume" cook "$scene" --out "$tmp/res" --deterministic --frames 1-4 --resume 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "not a Plume checkpoint" "$tmp/err" || fail "frame file as checkpoint: exit $rc: $(cat "$tmp/err")"
+# no checkpoint at all: cooks from the first frame
+"$plume" cook "$scene" --out "$tmp/fresh" --deterministic --frames 1-1 --resume 2>"$tmp/err" \
+  && grep -q "no checkpoint .*; cooking from frame 1" "$tmp/err" || fail "resume without a checkpoint: $(cat "$tmp/err")"
+cmp -s "$tmp/ref/r_0001.vdb" "$tmp/fresh/r_0001.vdb" || fail "frame 1 of a fresh --resume cook differs"
+# --no-checkpoint writes none
+"$plume" cook "$scene" --out "$tmp/none" --frames 1-1 --no-checkpoint --quiet 2>"$tmp/err" || fail "--no-checkpoint: $(cat "$tmp/err")"
+[ ! -e "$tmp/none/$ckpt" ] || fail "--no-checkpoint wrote a checkpoint"
+
+# Ctrl-C mid-cook: the last complete frame's checkpoint stays whole and resumable.
+"$plume" cook "$scenes/slow.json" --out "$tmp/slow" --threads 1 >"$tmp/slow.out" 2>"$tmp/slow.err" &
+pid=$!
+for _ in $(seq 200); do [ -e "$tmp/slow/$ckpt" ] && break; sleep 0.1; done
+sleep 0.3
+kill -INT "$pid" 2>/dev/null
+wait "$pid"; rc=$?
+if [ ! -e "$tmp/slow/$ckpt" ]; then
+  fail "no checkpoint within 20 s of starting the slow cook (exit $rc): $(head -c 300 "$tmp/slow.err")"
+else
+  [ "$rc" = 1 ] && grep -q "cancelled after" "$tmp/slow.err" || fail "Ctrl-C: exit $rc: $(tail -c 300 "$tmp/slow.err")"
+  ls -a "$tmp/slow" | grep -q "tmp" && fail "temporary files left after Ctrl-C: $(ls -a "$tmp/slow")"
+  cf=$("$plume" vdb info "$tmp/slow/$ckpt" 2>"$tmp/err" | sed -n 's/^ *plume_frame = //p')
+  [ -n "$cf" ] || fail "the checkpoint after Ctrl-C cannot be read: $(cat "$tmp/err")"
+  if [ -n "$cf" ]; then
+    [ -e "$tmp/slow/$(printf 'slow_%04d.vdb' "$cf")" ] || fail "checkpoint of frame $cf but no such frame file"
+    next=$((cf + 1))
+    "$plume" cook "$scenes/slow.json" --out "$tmp/slow" --frames "1-$next" --resume 2>"$tmp/err" \
+      && grep -q "resuming from frame $next " "$tmp/err" || fail "resume after Ctrl-C: $(cat "$tmp/err")"
+  fi
+fi
+
+if [ "$fails" -ne 0 ]; then echo "$fails resume/determinism check(s) failed"; exit 1; fi
+echo "resume and determinism checks passed"
