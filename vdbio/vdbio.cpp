@@ -500,7 +500,8 @@ public:
         return openvdb::io::Archive::Ptr(new Reader(*this));
     }
 
-    void read(std::istream &is, plm_vdb_file &file, std::string &where)
+    // size: the file's length in bytes, to refuse a truncated grid before OpenVDB reads it.
+    void read(std::istream &is, plm_vdb_file &file, std::string &where, uint64_t size)
     {
         namespace io = openvdb::io;
         where = "in the file header";
@@ -545,6 +546,15 @@ public:
                 is.seekg(std::streamoff(pos[2]));
                 continue;
             }
+            // With offsets, a grid's end is known before its data is read. Checking it here
+            // gives the clearer message, and keeps OpenVDB 10 from reading a cut topology:
+            // RootNode::readTopology leaks its child node when the child's read throws.
+            if (inputHasGridOffsets() && (gd.getEndPos() < 0 || uint64_t(gd.getEndPos()) > size))
+                raise(PLM_VDB_ERR_CORRUPT,
+                      format("%s: truncated or damaged VDB file: grid %d \"%s\" ends at byte %lld, "
+                             "the file has %llu",
+                             file.path.c_str(), int(i), g->name.c_str(),
+                             (long long)gd.getEndPos(), (unsigned long long)size));
             GridBase::Ptr grid = GridBase::createGrid(gd.gridType());
             grid->setSaveFloatAsHalf(gd.saveFloatAsHalf());
             Archive::readGrid(grid, gd, is);
@@ -584,7 +594,7 @@ void open_file(const char *path, plm_vdb_file &file)
     Reader reader;
     std::string where;
     try {
-        reader.read(is, file, where);
+        reader.read(is, file, where, uint64_t(st.st_size));
     } catch (const Failure &) {
         throw;
     } catch (const std::bad_alloc &) {
