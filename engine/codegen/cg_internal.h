@@ -47,6 +47,7 @@ enum { CG_AT_SNODE = 0, CG_AT_FIELD = 1, CG_AT_RUNTIME = 2 };
 #define CG_MAX_CACHED 256
 
 struct cg_fast;
+typedef struct cg_cread cg_cread;
 
 typedef struct cg_fn {
     const ir_task *task;
@@ -72,6 +73,9 @@ typedef struct cg_fn {
     /* Set while the fast copy of a parallel loop's body is emitted (fast_*.c): recognized
      * field accesses take their addresses from it and their chains are not emitted. */
     struct cg_fast *fast;
+    /* Reads at any index served through a per-call cache of leaf blocks (cached_read.c);
+     * NULL when the function has none. */
+    cg_cread *cread;
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
     char *err;
     size_t err_size;
@@ -133,6 +137,8 @@ void cg_emit_range_errors(cg_fn *f);
 /* The SNode id of (slot, level) in its runtime, or -1 with an error. */
 int32_t cg_snode_id(cg_fn *f, int slot, int level);
 LLVMValueRef cg_emit_sn(cg_fn *f, const ir_stmt *s);
+/* The cell index of sn_index s (its operands already emitted); -1 where out of range. */
+LLVMValueRef cg_emit_sn_index(cg_fn *f, const ir_stmt *s, int32_t sid);
 /* sn_field_ptr s with its container and cell index given (the fast copies compute them). */
 LLVMValueRef cg_emit_field_ptr_at(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef i);
 /* Calls a runtime function (declared on first use). */
@@ -253,5 +259,15 @@ void cg_fast_mark_alias(cg_fn *f, LLVMValueRef mem_inst, const ir_stmt *ptr);
 LLVMValueRef cg_fast_isnull(cg_fn *f, const ir_stmt *ptr);
 /* The fast copy's address of sn_field_ptr s (NULL: not a recognized access). */
 LLVMValueRef cg_fast_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
+
+/* ---- leaf containers of reads at any index through a per-call cache (cached_read.c) ----
+ * cg_cread_setup (after cg_fn_begin) finds the leaf sn_child statements it serves and the
+ * chain statements above them that only they use; cg_fn_free frees it. cg_cread_container
+ * emits such a container (handled = 0: not one of them); cg_cread_skips says a chain statement
+ * need not be emitted. */
+int cg_cread_setup(cg_fn *f);
+void cg_cread_free(cg_cread *cr);
+int cg_cread_skips(const cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
 
 #endif

@@ -282,6 +282,16 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
         if (handled)
             return p ? put(f, s, p) : -1;
     }
+    if (f->cread) {
+        if (cg_cread_skips(f, s))
+            return 0; /* a chain statement only cached containers used: they walk out of line */
+        if (s->op == IR_SN_CHILD) {
+            int handled;
+            LLVMValueRef p = cg_cread_container(f, s, &handled);
+            if (handled)
+                return p ? put(f, s, p) : -1;
+        }
+    }
     switch (s->op) {
     case IR_CONST: return put(f, s, cg_emit_const(f, s));
     case IR_ARG: {

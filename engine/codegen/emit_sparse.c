@@ -393,6 +393,11 @@ static LLVMValueRef sn_cell_op(cg_fn *f, const ir_stmt *s, int32_t sid, LLVMValu
     return LLVMConstInt(f->t_i1, 1, 0);
 }
 
+LLVMValueRef cg_emit_sn_index(cg_fn *f, const ir_stmt *s, int32_t sid)
+{
+    return sn_index(f, s, sid);
+}
+
 LLVMValueRef cg_emit_field_ptr_at(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef i)
 {
     return sn_field_ptr(f, s, c, i);

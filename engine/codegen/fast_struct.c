@@ -203,12 +203,15 @@ static LLVMValueRef chain_at(cg_fn *f, const cg_access *a, LLVMValueRef J[IR_MAX
     for (int x = 0; x < dim; x++)
         rc |= cg_vmap_put(&f->vals, idx[x], J[x]);
     cg_fast *fast = f->fast;
+    cg_cread *cread = f->cread; /* its skip set may hold this chain too */
     f->fast = NULL;
+    f->cread = NULL;
     const ir_stmt *cur = f->cur;
     for (int k = 0; k + 1 < a->nchain && rc == 0; k++)
         rc = cg_emit_stmt(f, a->chain[k]);
     f->cur = cur;
     f->fast = fast;
+    f->cread = cread;
     LLVMValueRef c = rc == 0 ? cg_vmap_get(&f->vals, a->leaf_child) : NULL;
     for (int k = 0; k < a->nchain; k++)
         cg_vmap_put(&f->vals, a->chain[k], saved[k]);

@@ -56,6 +56,8 @@ int cg_fn_begin(cg_fn *f, const ir_task *t, cg_target_kind target, LLVMContextRe
 
 void cg_fn_free(cg_fn *f)
 {
+    cg_cread_free(f->cread);
+    f->cread = NULL;
     free(f->rt);
     free(f->fid);
     free(f->range_flag);
@@ -197,6 +199,10 @@ static int emit_serial(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
     LLVMValueRef fn = add_fn(&f, mod, symbol, &ptr, 1);
     if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
         return -1;
+    if (cg_cread_setup(&f) != 0) {
+        cg_fn_free(&f);
+        return -1;
+    }
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
     LLVMPositionBuilderAtEnd(f.b, first);
     LLVMBasicBlockRef exit = target == CG_TARGET_NVPTX ? single_thread(&f) : NULL;
@@ -230,6 +236,10 @@ static int emit_range_bounds(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef
     LLVMValueRef fn = add_fn(&f, mod, name, params, 2);
     if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
         return -1;
+    if (cg_cread_setup(&f) != 0) {
+        cg_fn_free(&f);
+        return -1;
+    }
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
     LLVMPositionBuilderAtEnd(f.b, first);
     LLVMBasicBlockRef exit = target == CG_TARGET_NVPTX ? single_thread(&f) : NULL;
@@ -287,6 +297,10 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
     LLVMValueRef fn = add_fn(&f, mod, symbol, params, 3);
     if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
         return -1;
+    if (cg_cread_setup(&f) != 0) {
+        cg_fn_free(&f);
+        return -1;
+    }
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
     LLVMPositionBuilderAtEnd(f.b, first);
     const ir_stmt *loop;
@@ -494,6 +508,10 @@ static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
     LLVMValueRef fn = add_fn(&f, mod, symbol, params, 3);
     if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
         return -1;
+    if (cg_cread_setup(&f) != 0) {
+        cg_fn_free(&f);
+        return -1;
+    }
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
     LLVMPositionBuilderAtEnd(f.b, first);
     const ir_stmt *loop;

@@ -77,6 +77,47 @@ static void test_laplacian(void)
     CHECK(bad == 0);
 }
 
+/* Reads at indices computed per voxel (the gathers of a backtrace or a trilinear sample), which
+ * the code generator serves through a per-call cache of leaf blocks: the index jumps between
+ * active blocks, inactive ones and the outside of the pattern, and a second read sits one
+ * voxel off in every axis, so the cache both hits and misses, across block edges too. */
+static int gather_q(int c, int o) { return ((c + 32) * 3 + o + 32) % 80 - 40; }
+
+static void test_gather(void)
+{
+    eng_field *src = et_field(ctx, "g_src", 3, ENG_F32, 0.25f);
+    eng_field *dst = et_field(ctx, "g_dst", 3, ENG_F32, 0.0f);
+    fill_pattern(src);
+    eng_program *p = et_compile(ctx,
+        "kernel gather(field<f32> src, field<f32> dst) {\n"
+        "    for (I in src) {\n"
+        "        ivec3 q = ivec3(((I.x + 32) * 3 + I.z + 32) % 80 - 40,\n"
+        "                        ((I.y + 32) * 3 + I.x + 32) % 80 - 40,\n"
+        "                        ((I.z + 32) * 3 + I.y + 32) % 80 - 40);\n"
+        "        dst[I] = src[q] + 0.5 * src[q + ivec3(1, -1, 1)];\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[2] = {et_f(src), et_f(dst)};
+    if (et_run(ctx, p, "gather", args, 2))
+        return;
+    int bad = 0, inside = 0, outside = 0;
+    for (int x = -32; x < 32; x++)
+        for (int y = -32; y < 32; y++)
+            for (int z = -32; z < 32; z++) {
+                if (!active_at(x, y, z))
+                    continue;
+                int qx = gather_q(x, z), qy = gather_q(y, x), qz = gather_q(z, y);
+                float want = src_at(qx, qy, qz, 0.25f) + 0.5f * src_at(qx + 1, qy - 1, qz + 1, 0.25f);
+                inside += active_at(qx, qy, qz);
+                outside += !active_at(qx, qy, qz);
+                float got = et_at(dst, x, y, z, 0);
+                if (fabsf(got - want) > 1e-6f && bad++ < 5)
+                    fprintf(stderr, "gather (%d,%d,%d): %g, expected %g\n", x, y, z, got, want);
+            }
+    CHECK(bad == 0);
+    CHECK(inside > 1000 && outside > 1000); /* both kinds of read were exercised */
+}
+
 /* Downsampling by f[I / 2] (floored on negative indices) with atomic adds. */
 static void test_downsample(void)
 {
@@ -316,6 +357,7 @@ int main(void)
     ctx = et_context(2);
     test_laplacian();
     test_downsample();
+    test_gather();
     test_activation();
     test_reductions();
     test_vec3_field();

@@ -1,0 +1,419 @@
+/* Reads at any index (f[p] with p not the loop index plus a constant: the corners of a
+ * trilinear sample, a backtrace) through a per-call cache of leaf containers instead of a tree
+ * walk inlined per read.
+ *
+ * Which reads. An sn_field_ptr that does not activate, whose chain is the whole lowered one
+ * (sn_root, then per level sn_child, sn_index, sn_lookup, then the leaf's sn_child and
+ * sn_index), none of it activating, every sn_index on the same index statements, with a sparse
+ * level above the leaf (over dense levels the walk is cheap arithmetic already). Not when the
+ * task deactivates anything (a cached container could be freed under it).
+ *
+ * What is emitted. Each such read (a "site") keeps, in allocas of the task function (so per
+ * call on the CPU, per thread on the GPU), the key of the leaf block it last looked up and that
+ * block's container. Per read: the key of the wanted voxel, one compare per axis; on a hit the
+ * cached container, on a miss a call to one out-of-line function per field slot that walks the
+ * tree without activating (the generic emitters, so every level kind works as in the generic
+ * code) and returns the leaf container or NULL. The leaf's cell index and element address are
+ * then emitted inline as in the generic code. So a read is a few dozen instructions instead of
+ * the walk's few hundred, and neighbouring reads mostly skip the walk.
+ *
+ * Why it is exact. The key of voxel x along axis a is (x - coord_offset) >> K, K = the leaf's
+ * axis_shift + axis_bits: the bits of the index the levels above the leaf see. A per-call check
+ * (in the entry block; the geometry is read from the bound runtime, never assumed) makes sure
+ * the levels above the leaf use only those bits: same coord_offset as the leaf, axis_shift >= K
+ * (or no bits on that axis), extent_bits >= K (so being in range is decided by the key too).
+ * Two voxels with the same key then walk to the same container. When the check fails nothing is
+ * ever cached (every read walks). Containers stay valid while the task runs: reads do not
+ * change the tree, activation never moves or frees a container, and the task deactivates
+ * nothing. A NULL result (an inactive block) is cached only when no slot that activates
+ * is bound to the same field (another cell of the task could activate that block). */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/codegen/cg_internal.h"
+#include "sparse/runtime/runtime.h"
+
+typedef struct cread_site {
+    const ir_stmt *child;                      /* the leaf container (sn_child of the leaf) */
+    const ir_stmt *chain[3 * IR_MAX_LEVELS];   /* sn_root ... the leaf's sn_child */
+    int nchain;
+    const ir_stmt *idx;                        /* the sn_index above it: the voxel */
+    LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
+} cread_site;
+
+struct cg_cread {
+    cread_site *site;
+    int nsite, cap;
+    cg_smap which; /* leaf sn_child -> site + 1 */
+    cg_smap skip;  /* chain statements only sites use: not emitted */
+    uint8_t activates[64];
+    /* per slot, made at first use */
+    LLVMValueRef helper[64];
+    LLVMValueRef enabled[64], null_ok[64], shift[64][IR_MAX_DIM];
+};
+
+/* ---- recognition ---- */
+
+/* s = sn_child of a leaf below at least one lookup, whose chain up to sn_root never activates
+ * and indexes every level with the same statements. */
+static int recognize(const ir_task *t, const ir_stmt *s, cread_site *site)
+{
+    if (s->op != IR_SN_CHILD || s->field >= t->nfields || s->field >= 64)
+        return 0;
+    const ir_field_info *fi = &t->fields[s->field];
+    int leaf = fi->nlevels - 1, dim = fi->dim;
+    if (dim < 1 || dim > IR_MAX_DIM || leaf < 2 || s->level != leaf)
+        return 0;
+    /* Over dense levels only the walk is index arithmetic the optimizer already hoists and
+     * folds: a cache would only add a call. */
+    int sparse = 0;
+    for (int l = 1; l < leaf; l++)
+        sparse |= ir_level_is_sparse(&fi->levels[l]);
+    if (!sparse)
+        return 0;
+    const ir_stmt *idx = NULL;
+    const ir_stmt *rev[3 * IR_MAX_LEVELS];
+    int n = 0;
+    const ir_stmt *c = s;
+    for (int l = leaf; l >= 1; l--) {
+        if (c->op != IR_SN_CHILD || c->field != s->field || c->level != l)
+            return 0;
+        rev[n++] = c;
+        const ir_stmt *up = c->arg[0];
+        if (l == 1) {
+            if (up->op != IR_SN_ROOT || up->field != s->field)
+                return 0;
+            rev[n++] = up;
+            break;
+        }
+        if (up->op != IR_SN_LOOKUP || up->field != s->field || up->level != l - 1 ||
+            up->activate)
+            return 0;
+        const ir_stmt *ui = up->arg[1];
+        if (ui->op != IR_SN_INDEX || ui->field != s->field || ui->level != l - 1 ||
+            ui->nargs != dim)
+            return 0;
+        if (!idx)
+            idx = ui;
+        for (int x = 0; x < dim; x++)
+            if (ui->arg[x] != idx->arg[x] || idx->arg[x]->ty != IR_I32)
+                return 0;
+        rev[n++] = up;
+        rev[n++] = ui;
+        c = up->arg[0];
+    }
+    memset(site, 0, sizeof *site);
+    site->child = s;
+    site->idx = idx;
+    for (int i = 0; i < n; i++)
+        site->chain[i] = rev[n - 1 - i];
+    site->nchain = n;
+    return 1;
+}
+
+typedef struct scan {
+    const ir_task *t;
+    cg_cread *cr;
+    cg_smap uses;
+    int deactivates, oom;
+} scan;
+
+static int visit(ir_stmt *s, void *ud)
+{
+    scan *w = ud;
+    for (int i = 0; i < s->nargs && i < IR_MAX_ARGS; i++)
+        if (s->arg[i] && cg_smap_put(&w->uses, s->arg[i], cg_smap_get(&w->uses, s->arg[i]) + 1))
+            return w->oom = 1;
+    if (s->op == IR_SN_DEACTIVATE || s->op == IR_DEACTIVATE)
+        w->deactivates = 1;
+    if (s->field < 64 && ((s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) && s->activate))
+        w->cr->activates[s->field] = 1;
+    if (s->field < 64 && (s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE))
+        w->cr->activates[s->field] = 1;
+    cg_cread *cr = w->cr;
+    if (cr->nsite == cr->cap) {
+        int cap = cr->cap ? 2 * cr->cap : 16;
+        cread_site *g = realloc(cr->site, (size_t)cap * sizeof *g);
+        if (!g)
+            return w->oom = 1;
+        cr->site = g;
+        cr->cap = cap;
+    }
+    if (recognize(w->t, s, &cr->site[cr->nsite]))
+        cr->nsite++;
+    return 0;
+}
+
+void cg_cread_free(cg_cread *cr)
+{
+    if (!cr)
+        return;
+    free(cr->site);
+    cg_smap_free(&cr->which);
+    cg_smap_free(&cr->skip);
+    free(cr);
+}
+
+/* The skip set: chain statements above the sites all of whose uses are sites or other skipped
+ * statements (a shared prefix used elsewhere stays). */
+static int find_skips(cg_cread *cr, const cg_smap *uses)
+{
+    for (int i = 0; i < cr->nsite; i++)
+        for (int k = 0; k + 1 < cr->site[i].nchain; k++)
+            if (cg_smap_put(&cr->skip, cr->site[i].chain[k], 1))
+                return -1;
+    /* internal uses: from sites' pointers and skipped statements; a statement with more uses
+     * leaves the set, and its operands lose one internal use each, until nothing changes */
+    cg_smap internal = {0};
+    for (size_t j = 0; j < cr->skip.cap; j++) {
+        const ir_stmt *u = cr->skip.keys[j];
+        for (int x = 0; u && x < u->nargs && x < IR_MAX_ARGS; x++)
+            if (u->arg[x] && cg_smap_get(&cr->skip, u->arg[x]) &&
+                cg_smap_put(&internal, u->arg[x], cg_smap_get(&internal, u->arg[x]) + 1))
+                goto oom;
+    }
+    for (int i = 0; i < cr->nsite; i++) {
+        const ir_stmt *a = cr->site[i].child->arg[0];
+        if (cg_smap_put(&internal, a, cg_smap_get(&internal, a) + 1))
+            goto oom;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t j = 0; j < cr->skip.cap; j++) {
+            const ir_stmt *s = cr->skip.keys[j];
+            if (!s || !cr->skip.vals[j] || cg_smap_get(uses, s) <= cg_smap_get(&internal, s))
+                continue;
+            cr->skip.vals[j] = 0;
+            changed = 1;
+            for (int x = 0; x < s->nargs && x < IR_MAX_ARGS; x++)
+                if (s->arg[x] && cg_smap_get(&cr->skip, s->arg[x]) &&
+                    cg_smap_put(&internal, s->arg[x], cg_smap_get(&internal, s->arg[x]) - 1))
+                    goto oom;
+        }
+    }
+    cg_smap_free(&internal);
+    return 0;
+oom:
+    cg_smap_free(&internal);
+    return -1;
+}
+
+int cg_cread_setup(cg_fn *f)
+{
+    const ir_task *t = f->task;
+    f->cread = NULL;
+    if (!t->body || t->nfields > 64)
+        return 0;
+    cg_cread *cr = calloc(1, sizeof *cr);
+    if (!cr)
+        return cg_fail(f, "out of memory");
+    scan w = {t, cr, {0}, 0, 0};
+    ir_walk(t->body, visit, &w);
+    if (w.oom)
+        goto oom;
+    if (w.deactivates || cr->nsite == 0) {
+        cg_smap_free(&w.uses);
+        cg_cread_free(cr);
+        return 0;
+    }
+    for (int i = 0; i < cr->nsite; i++)
+        if (cg_smap_put(&cr->which, cr->site[i].child, i + 1))
+            goto oom;
+    if (find_skips(cr, &w.uses))
+        goto oom;
+    cg_smap_free(&w.uses);
+    f->cread = cr;
+    return 0;
+oom:
+    cg_smap_free(&w.uses);
+    cg_cread_free(cr);
+    return cg_fail(f, "out of memory");
+}
+
+int cg_cread_skips(const cg_fn *f, const ir_stmt *s)
+{
+    return f->cread && cg_smap_get(&f->cread->skip, s) != 0;
+}
+
+/* ---- per slot: the check, and the out-of-line walk ---- */
+
+static LLVMValueRef c32(cg_fn *f, long long v)
+{
+    return LLVMConstInt(f->t_i32, (unsigned long long)v, 1);
+}
+
+static LLVMValueRef snode_u32(cg_fn *f, int slot, int32_t sid, uint64_t member)
+{
+    return cg_rt_load(f, slot, CG_AT_SNODE, sid, member, f->t_i32);
+}
+
+/* In the entry block: K per axis, whether caching is sound for this runtime (enabled), and
+ * whether a NULL container may be cached (null_ok). */
+static int slot_setup(cg_fn *f, int slot)
+{
+    cg_cread *cr = f->cread;
+    const ir_task *t = f->task;
+    const ir_field_info *fi = &t->fields[slot];
+    int leaf = fi->nlevels - 1, dim = fi->dim;
+    int32_t lsid = cg_snode_id(f, slot, leaf);
+    if (lsid < 0)
+        return -1;
+    LLVMBuilderRef b = f->eb;
+    LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
+    for (int a = 0; a < dim; a++) {
+        LLVMValueRef k = LLVMBuildAdd(b, snode_u32(f, slot, lsid, cg_off_snode_axis_shift(a)),
+                                      snode_u32(f, slot, lsid, cg_off_snode_axis_bits(a)), "");
+        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, k, c32(f, 63), ""), "");
+        /* masked so the shift is defined whatever the runtime holds; ok says whether it counts */
+        cr->shift[slot][a] = LLVMBuildZExt(b, LLVMBuildAnd(b, k, c32(f, 63), ""), f->t_i64, "key.sh");
+        LLVMValueRef off = snode_u32(f, slot, lsid,
+                                     offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a);
+        for (int l = 1; l < leaf; l++) {
+            int32_t sid = cg_snode_id(f, slot, l);
+            if (sid < 0)
+                return -1;
+            LLVMValueRef loff = snode_u32(f, slot, sid,
+                                          offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a);
+            LLVMValueRef ext = snode_u32(f, slot, sid,
+                                         offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a);
+            LLVMValueRef ash = snode_u32(f, slot, sid, cg_off_snode_axis_shift(a));
+            LLVMValueRef bits = snode_u32(f, slot, sid, cg_off_snode_axis_bits(a));
+            LLVMValueRef good = LLVMBuildICmp(b, LLVMIntEQ, loff, off, "");
+            good = LLVMBuildAnd(b, good, LLVMBuildICmp(b, LLVMIntUGE, ext, k, ""), "");
+            good = LLVMBuildAnd(
+                b, good,
+                LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGE, ash, k, ""),
+                            LLVMBuildICmp(b, LLVMIntEQ, bits, c32(f, 0), ""), ""),
+                "");
+            ok = LLVMBuildAnd(b, ok, good, "");
+        }
+    }
+    cr->enabled[slot] = ok;
+    LLVMValueRef nok = LLVMConstInt(f->t_i1, 1, 0);
+    for (int s = 0; s < t->nfields && s < 64; s++) {
+        if (!cr->activates[s])
+            continue;
+        if (s == slot) {
+            nok = LLVMConstInt(f->t_i1, 0, 0);
+            break;
+        }
+        LLVMValueRef same = LLVMBuildAnd(
+            b, LLVMBuildICmp(b, LLVMIntEQ, cg_runtime(f, s), cg_runtime(f, slot), ""),
+            LLVMBuildICmp(b, LLVMIntEQ, cg_field_id(f, s), cg_field_id(f, slot), ""), "");
+        nok = LLVMBuildAnd(b, nok, LLVMBuildNot(b, same, ""), "");
+    }
+    cr->null_ok[slot] = nok;
+    return 0;
+}
+
+/* ptr <fn>.read<slot>(ptr task_ctx, i32 x[, i32 y[, i32 z]]): the leaf container holding the
+ * voxel, or NULL; never activates. Kept out of line: one copy per slot, however many reads. */
+static LLVMValueRef make_helper(cg_fn *f, const cread_site *site)
+{
+    const ir_task *t = f->task;
+    int slot = site->child->field, dim = t->fields[slot].dim;
+    size_t len = 0;
+    const char *base = LLVMGetValueName2(f->fn, &len);
+    char name[300];
+    snprintf(name, sizeof name, "%.*s.read%d", (int)(len < 200 ? len : 200), base, slot);
+    LLVMTypeRef params[1 + IR_MAX_DIM] = {f->t_ptr, f->t_i32, f->t_i32, f->t_i32};
+    LLVMTypeRef fty = LLVMFunctionType(f->t_ptr, params, (unsigned)(1 + dim), 0);
+    LLVMValueRef fn = LLVMAddFunction(f->mod, name, fty);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    static const char *const attrs[] = {"noinline", "nounwind"};
+    for (int i = 0; i < 2; i++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(f->ctx, kind, 0));
+    }
+    cg_fn h;
+    h.t_void = f->t_void;
+    if (cg_fn_begin(&h, t, f->target, f->ctx, f->mod, fn, f->err, f->err_size) != 0)
+        return NULL;
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(f->ctx, fn, "walk");
+    LLVMPositionBuilderAtEnd(h.b, first);
+    const ir_stmt *idx = site->idx;
+    int rc = 0;
+    for (int a = 0; a < dim && rc == 0; a++)
+        rc = cg_vmap_put(&h.vals, idx->arg[a], LLVMGetParam(fn, (unsigned)(1 + a)));
+    h.next_no = f->stmt_no;
+    for (int k = 0; k < site->nchain && rc == 0; k++) {
+        h.stmt_no = f->stmt_no;
+        rc = cg_emit_stmt(&h, site->chain[k]);
+    }
+    LLVMValueRef c = rc == 0 ? cg_vmap_get(&h.vals, site->child) : NULL;
+    if (!c) {
+        if (rc == 0)
+            cg_fail(&h, "cached read: the chain gave no container");
+        cg_fn_free(&h);
+        return NULL;
+    }
+    LLVMBuildRet(h.b, c);
+    cg_fn_finish(&h, first);
+    return fn;
+}
+
+/* ---- per leaf container ---- */
+
+LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
+{
+    cg_cread *cr = f->cread;
+    int k = cr ? cg_smap_get(&cr->which, s) : 0;
+    *handled = k > 0;
+    if (!k)
+        return NULL;
+    cread_site *site = &cr->site[k - 1];
+    const ir_task *t = f->task;
+    int slot = s->field, dim = t->fields[slot].dim, leaf = t->fields[slot].nlevels - 1;
+    int32_t lsid = cg_snode_id(f, slot, leaf);
+    if (lsid < 0)
+        return NULL;
+    if (!cr->enabled[slot] && slot_setup(f, slot) != 0)
+        return NULL;
+    if (!cr->helper[slot] && !(cr->helper[slot] = make_helper(f, site)))
+        return NULL;
+    LLVMValueRef sentinel = LLVMConstInt(f->t_i64, 1ull << 63, 0);
+    if (!site->cont) {
+        for (int a = 0; a < dim; a++) {
+            site->key[a] = cg_entry_alloca(f, f->t_i64, "rd.key");
+            LLVMBuildStore(f->eb, sentinel, site->key[a]);
+        }
+        site->cont = cg_entry_alloca(f, f->t_ptr, "rd.block");
+        LLVMBuildStore(f->eb, LLVMConstPointerNull(f->t_ptr), site->cont);
+    }
+    LLVMValueRef x[IR_MAX_DIM], key[IR_MAX_DIM];
+    LLVMValueRef hit = LLVMConstInt(f->t_i1, 1, 0);
+    for (int a = 0; a < dim; a++) {
+        if (!(x[a] = cg_val(f, site->idx->arg[a])))
+            return NULL;
+        LLVMValueRef off = snode_u32(f, slot, lsid,
+                                     offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a);
+        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, x[a], f->t_i64, ""),
+                                      LLVMBuildSExt(f->b, off, f->t_i64, ""), "");
+        key[a] = LLVMBuildAShr(f->b, u, cr->shift[slot][a], "rd.k");
+        LLVMValueRef was = LLVMBuildLoad2(f->b, f->t_i64, site->key[a], "");
+        hit = LLVMBuildAnd(f->b, hit, LLVMBuildICmp(f->b, LLVMIntEQ, key[a], was, ""), "rd.hit");
+    }
+    LLVMBasicBlockRef miss = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.miss");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.join");
+    LLVMBuildCondBr(f->b, hit, join, miss);
+    LLVMPositionBuilderAtEnd(f->b, miss);
+    LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx};
+    for (int a = 0; a < dim; a++)
+        args[1 + a] = x[a];
+    LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
+                                    cr->helper[slot], args, (unsigned)(1 + dim), "rd.walk");
+    LLVMValueRef keep = LLVMBuildAnd(
+        f->b, cr->enabled[slot],
+        LLVMBuildOr(f->b, LLVMBuildIsNotNull(f->b, c, ""), cr->null_ok[slot], ""), "rd.keep");
+    LLVMBuildStore(f->b, LLVMBuildSelect(f->b, keep, key[0], sentinel, ""), site->key[0]);
+    for (int a = 1; a < dim; a++)
+        LLVMBuildStore(f->b, key[a], site->key[a]);
+    LLVMBuildStore(f->b, c, site->cont);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    return LLVMBuildLoad2(f->b, f->t_ptr, site->cont, "rd.block");
+}
