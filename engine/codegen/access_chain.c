@@ -100,6 +100,40 @@ static int index_plus_const(const ir_stmt *e, const ir_stmt *loop, int axis, int
     return 1;
 }
 
+int cg_chain_up(const ir_stmt *child, int field, int leaf, int dim, const ir_stmt **index,
+                const ir_stmt **rev, int *activates)
+{
+    int n = 0;
+    const ir_stmt *c = child;
+    for (int l = leaf; l >= 1; l--) {
+        if (c->op != IR_SN_CHILD || c->field != field || c->level != l)
+            return 0;
+        rev[n++] = c;
+        const ir_stmt *up = c->arg[0];
+        if (l == 1) {
+            if (up->op != IR_SN_ROOT || up->field != field)
+                return 0;
+            rev[n++] = up;
+            break;
+        }
+        if (up->op != IR_SN_LOOKUP || up->field != field || up->level != l - 1)
+            return 0;
+        const ir_stmt *ui = up->arg[1];
+        if (ui->op != IR_SN_INDEX || ui->field != field || ui->level != l - 1 || ui->nargs != dim)
+            return 0;
+        if (!*index)
+            *index = ui;
+        for (int x = 0; x < dim; x++)
+            if (ui->arg[x] != (*index)->arg[x])
+                return 0;
+        *activates |= up->activate;
+        rev[n++] = up;
+        rev[n++] = ui;
+        c = up->arg[0];
+    }
+    return n;
+}
+
 /* Fills a from the sn_field_ptr s when its whole chain has the recognized shape. */
 static int recognize(const ir_task *t, const ir_stmt *loop, int dim, const ir_stmt *s,
                      cg_access *a)
@@ -123,36 +157,13 @@ static int recognize(const ir_task *t, const ir_stmt *loop, int dim, const ir_st
             return 0;
     a->leaf_index = idx;
     a->leaf_child = s->arg[0];
-    /* walk up: child(l) <- lookup(l-1) <- ... <- root, collecting in reverse */
     const ir_stmt *rev[3 * IR_MAX_LEVELS + 2];
-    int n = 0;
-    rev[n++] = idx;
-    const ir_stmt *c = s->arg[0];
-    for (int l = leaf; l >= 1; l--) {
-        if (c->op != IR_SN_CHILD || c->field != s->field || c->level != l)
-            return 0;
-        rev[n++] = c;
-        const ir_stmt *up = c->arg[0];
-        if (l == 1) {
-            if (up->op != IR_SN_ROOT || up->field != s->field)
-                return 0;
-            rev[n++] = up;
-            break;
-        }
-        if (up->op != IR_SN_LOOKUP || up->field != s->field || up->level != l - 1)
-            return 0;
-        const ir_stmt *ui = up->arg[1];
-        if (ui->op != IR_SN_INDEX || ui->field != s->field || ui->level != l - 1 ||
-            ui->nargs != dim)
-            return 0;
-        for (int x = 0; x < dim; x++)
-            if (ui->arg[x] != idx->arg[x])
-                return 0;
-        a->activates |= up->activate;
-        rev[n++] = up;
-        rev[n++] = ui;
-        c = up->arg[0];
-    }
+    rev[0] = idx;
+    int act = 0, n = cg_chain_up(s->arg[0], s->field, leaf, dim, &idx, rev + 1, &act);
+    if (n == 0)
+        return 0;
+    n++;
+    a->activates |= act;
     for (int i = 0; i < n; i++)
         a->chain[i] = rev[n - 1 - i];
     a->nchain = n;

@@ -76,35 +76,12 @@ static int recognize(const ir_task *t, const ir_stmt *s, cread_site *site)
         return 0;
     const ir_stmt *idx = NULL;
     const ir_stmt *rev[3 * IR_MAX_LEVELS];
-    int n = 0;
-    const ir_stmt *c = s;
-    for (int l = leaf; l >= 1; l--) {
-        if (c->op != IR_SN_CHILD || c->field != s->field || c->level != l)
+    int act = 0, n = cg_chain_up(s, s->field, leaf, dim, &idx, rev, &act);
+    if (n == 0 || act || !idx)
+        return 0;
+    for (int x = 0; x < dim; x++)
+        if (idx->arg[x]->ty != IR_I32)
             return 0;
-        rev[n++] = c;
-        const ir_stmt *up = c->arg[0];
-        if (l == 1) {
-            if (up->op != IR_SN_ROOT || up->field != s->field)
-                return 0;
-            rev[n++] = up;
-            break;
-        }
-        if (up->op != IR_SN_LOOKUP || up->field != s->field || up->level != l - 1 ||
-            up->activate)
-            return 0;
-        const ir_stmt *ui = up->arg[1];
-        if (ui->op != IR_SN_INDEX || ui->field != s->field || ui->level != l - 1 ||
-            ui->nargs != dim)
-            return 0;
-        if (!idx)
-            idx = ui;
-        for (int x = 0; x < dim; x++)
-            if (ui->arg[x] != idx->arg[x] || idx->arg[x]->ty != IR_I32)
-                return 0;
-        rev[n++] = up;
-        rev[n++] = ui;
-        c = up->arg[0];
-    }
     memset(site, 0, sizeof *site);
     site->child = s;
     site->idx = idx;

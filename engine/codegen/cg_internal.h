@@ -260,6 +260,14 @@ LLVMValueRef cg_fast_isnull(cg_fn *f, const ir_stmt *ptr);
 /* The fast copy's address of sn_field_ptr s (NULL: not a recognized access). */
 LLVMValueRef cg_fast_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
 
+/* Walks an access chain up from child, the sn_child of level `leaf` of `field`: child(l) <-
+ * sn_lookup(l-1) <- sn_index(l-1) ... <- sn_root. Every sn_index must have the operands of
+ * *index (when *index is NULL, the first one met is taken and stored there). Writes the
+ * statements met, child first, root last, into rev (room for 3 * IR_MAX_LEVELS) and returns
+ * their count, or 0 when the chain has another shape; sets *activates when a lookup activates. */
+int cg_chain_up(const ir_stmt *child, int field, int leaf, int dim, const ir_stmt **index,
+                const ir_stmt **rev, int *activates);
+
 /* ---- leaf containers of reads at any index through a per-call cache (cached_read.c) ----
  * cg_cread_setup (after cg_fn_begin) finds the leaf sn_child statements it serves and the
  * chain statements above them that only they use; cg_fn_free frees it. cg_cread_container
