@@ -1,6 +1,9 @@
 /* The engine context: options, the error buffer and the list of fields. */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
+#if PLUME_HAVE_KERNELS
+#include "engine/exec_cuda.h"
+#endif
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +28,19 @@ eng_context *eng_create(const eng_options *opt)
     if (ctx->threads <= 0)
         ctx->threads = 1;
     ctx->budget = opt && opt->memory_budget ? opt->memory_budget : default_budget();
+    /* The test suites' switch to the GPU (README: running the tests on a GPU). A context that
+     * cannot get the GPU it was told to use is no context: the caller sees why on stderr. */
+    const char *dev = getenv("PLUME_DEVICE");
+    if (dev && !strcmp(dev, "cuda") && eng_use_cuda(ctx) != ENG_OK) {
+        fprintf(stderr, "plume: PLUME_DEVICE=cuda: %s\n", ctx->err);
+        free(ctx);
+        return NULL;
+    }
+#if PLUME_HAVE_KERNELS
+    static int said;
+    if (ctx->cuda && !said++)
+        fprintf(stderr, "plume: PLUME_DEVICE=cuda: %s\n", eng_device_name(ctx));
+#endif
     return ctx;
 }
 
@@ -40,6 +56,9 @@ void eng_destroy(eng_context *ctx)
     for (int i = 0; i < ctx->nfields; i++)
         eng_field_free(ctx->fields[i]);
     free(ctx->fields);
+#if PLUME_HAVE_KERNELS
+    eng_cuda_close(ctx->cuda);
+#endif
     free(ctx);
 }
 
@@ -207,8 +226,50 @@ int eng_set_deterministic(eng_context *ctx, int on)
 {
     if (!ctx)
         return ENG_EINVAL;
+#if PLUME_HAVE_KERNELS
+    /* GPU threads add floats in an order no one chooses. */
+    if (on && ctx->cuda)
+        return eng_fail(ctx, ENG_EINVAL, "deterministic mode runs on the CPU only; use --device cpu");
+#endif
     ctx->deterministic = on != 0;
     return ENG_OK;
 }
 
 int eng_deterministic(const eng_context *ctx) { return ctx && ctx->deterministic; }
+
+#if PLUME_HAVE_KERNELS
+int eng_use_cuda(eng_context *ctx)
+{
+    if (ctx->cuda)
+        return ENG_OK;
+    if (ctx->nfields)
+        return eng_fail(ctx, ENG_EINVAL, "the device can change only before the first field");
+    char msg[1024];
+    if (eng_cuda_open(0, ctx->budget, &ctx->cuda, msg, sizeof msg) != 0)
+        return eng_fail(ctx, ENG_EINVAL, "%s", msg);
+    return ENG_OK;
+}
+
+int eng_on_cuda(const eng_context *ctx) { return ctx->cuda != NULL; }
+
+const char *eng_device_name(eng_context *ctx)
+{
+    static __thread char cpu[64];
+    if (ctx->cuda)
+        return eng_cuda_describe(ctx->cuda);
+    snprintf(cpu, sizeof cpu, "CPU (%d threads)", ctx->threads);
+    return cpu;
+}
+#else
+int eng_use_cuda(eng_context *ctx)
+{
+    return eng_fail(ctx, ENG_EINVAL, "this Plume was built without LLVM 16: no GPU backend");
+}
+int eng_on_cuda(const eng_context *ctx) { (void)ctx; return 0; }
+const char *eng_device_name(eng_context *ctx)
+{
+    static __thread char cpu[64];
+    snprintf(cpu, sizeof cpu, "CPU (%d threads)", ctx->threads);
+    return cpu;
+}
+#endif

@@ -50,6 +50,15 @@ const char *eng_error(const eng_context *ctx);
 uint64_t eng_memory_bytes(const eng_context *ctx);
 uint64_t eng_memory_budget(const eng_context *ctx);
 int eng_threads(const eng_context *ctx);
+/* Runs the context's kernels and keeps its fields on CUDA device 0 (engine/exec_cuda.h). Only
+ * before the first field is declared. ENG_EINVAL with the reason in eng_error() when no usable
+ * GPU exists ("no CUDA driver: libcuda.so.1 not found (...)"); the context stays on the CPU.
+ * eng_create does this itself when the environment says PLUME_DEVICE=cuda. */
+int eng_use_cuda(eng_context *ctx);
+/* Whether the context runs on a GPU, and a line naming what it runs on ("CPU (2 threads)",
+ * "CUDA: NVIDIA H100 80GB HBM3 (sm_90, ...)"); the string lives as long as the context. */
+int eng_on_cuda(const eng_context *ctx);
+const char *eng_device_name(eng_context *ctx);
 
 /* The layout (SNodes only, no place()) of a field of dimension dim (0..3) whose declaration
  * names none: 3 is PLM_LAYOUT_DEFAULT (OpenVDB's tree); 2 the same tree in x, y; 1 a pointer

@@ -43,6 +43,7 @@ struct eng_context {
     jit_stats jit_base;   /* JIT counters at the last reset */
     int in_exec;          /* inside a flush: host hooks must not flush again */
     int exec_rc;          /* the executor's engine error code of the last failed batch */
+    struct eng_cuda *cuda; /* the GPU the context runs on (exec_cuda.h); NULL: the CPU */
 #endif
 };
 
@@ -69,8 +70,9 @@ const ir_field_info *eng_field_ir_info(const eng_field *f);
 /* Kernels' runtime: pool, JIT, bank and queue, made on first use. */
 int eng_runtime_ready(eng_context *ctx);
 void eng_runtime_free(eng_context *ctx);
-/* The SFG executor (exec.c). */
+/* The SFG executor (exec.c; exec_cuda.c on a GPU). */
 int eng_exec_batch(void *ud, const sfg_batch *batch);
+sfg_executor_fn eng_executor(const eng_context *ctx);
 /* Budget and range errors recorded by running tasks, as an engine error; cleared. */
 int eng_check_runtime_errors(eng_context *ctx);
 /* An SFG failure as an engine error (the executor's own message is kept). */

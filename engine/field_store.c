@@ -4,6 +4,9 @@
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
 #include "sparse/tree.h"
+#if PLUME_HAVE_KERNELS
+#include "engine/exec_cuda.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@ struct eng_field {
     plm_block_shape shape;
     eng_context *ctx; /* for the host hooks that order host access with queued tasks */
     int id;           /* index in ctx->fields */
+    void *arena;      /* the tree's arena when the context owns it (a GPU pool slice), else NULL */
 #if PLUME_HAVE_KERNELS
     int info_ok;
     ir_field_info info;
@@ -104,7 +108,27 @@ int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
     }
     snprintf(text, n, "%s.place(v%s)", base, desc->type == ENG_VEC3 ? ":vec3" : "");
     char err[512];
-    if (plm_tree_create(text, ctx->budget, &f->tree, err, sizeof err) != 0) {
+    int made;
+#if PLUME_HAVE_KERNELS
+    if (ctx->cuda) {
+        /* On a GPU the tree lives in a slice of the device pool, which both sides address. */
+        uint64_t bytes = 0;
+        if (eng_cuda_arena_take(ctx->cuda, &f->arena, &bytes, err, sizeof err) != 0) {
+            free(text);
+            free(f);
+            return eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", desc->name, err);
+        }
+        made = plm_tree_create_in(text, f->arena, bytes < ctx->budget ? bytes : ctx->budget,
+                                  &f->tree, err, sizeof err);
+        /* list(root) is made once, here: GPU tasks never rewrite it (cuda_rt_kernels.c). */
+        if (made == 0)
+            plm_rt_listgen_root(plm_tree_runtime(f->tree));
+        else
+            eng_cuda_arena_give(ctx->cuda, f->arena);
+    } else
+#endif
+        made = plm_tree_create(text, ctx->budget, &f->tree, err, sizeof err);
+    if (made != 0) {
         free(text);
         free(f);
         /* Columns count in the text as declared: the appended place() comes after it. */
@@ -143,6 +167,10 @@ void eng_field_free(eng_field *f)
         return;
     if (f->tree)
         plm_tree_destroy(f->tree);
+#if PLUME_HAVE_KERNELS
+    if (f->arena && f->ctx && f->ctx->cuda)
+        eng_cuda_arena_give(f->ctx->cuda, f->arena);
+#endif
     free(f->name);
     free(f->layout);
     free(f);

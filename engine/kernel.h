@@ -96,6 +96,11 @@ typedef struct eng_stats {
     double backend_s;            /* wall time running tasks */
     double optimizer_s;          /* wall time in the state-flow graph */
     double frontend_s;           /* wall time lowering and preparing IR */
+    /* On a GPU (0 on the CPU): */
+    double kernel_s;             /* GPU time of the batches, from CUDA events */
+    uint64_t kernels;            /* kernel launches, graph nodes included */
+    uint64_t graph_launches;     /* batches launched as one CUDA graph */
+    uint64_t graphs_built;       /* graphs instantiated (the rest were cached) */
 } eng_stats;
 void eng_get_stats(eng_context *ctx, eng_stats *out);
 void eng_reset_stats(eng_context *ctx);

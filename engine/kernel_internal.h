@@ -27,6 +27,7 @@ typedef struct eng_spec {
     uint32_t gtmp_arg;       /* argument carrying the gtmp buffer's address; UINT32_MAX: none */
     void *gtmp;              /* the kernel's global temporaries (one buffer: launches of this
                               * spec are ordered by its SFG state) */
+    struct eng_cuda *gtmp_cuda; /* the GPU whose managed memory holds gtmp, or NULL */
     uint32_t gtmp_state;     /* SFG value-state id of that buffer */
     eng_binding *bindings;
     uint32_t nbindings;

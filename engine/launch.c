@@ -3,6 +3,7 @@
  * each launch then only packs its scalar arguments and queues the tasks. */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
+#include "engine/exec_cuda.h"
 #include "engine/lower/lower.h"
 #include "engine/passes/passes.h"
 #if PLUME_HAVE_OPT
@@ -27,7 +28,10 @@ static void spec_free(eng_spec *s)
         ir_task_free(s->tasks[i]);
     free(s->tasks);
     free(s->fields);
-    free(s->gtmp);
+    if (s->gtmp_cuda)
+        eng_cuda_buffer_free(s->gtmp_cuda, s->gtmp);
+    else
+        free(s->gtmp);
     for (uint32_t b = 0; b < s->nbindings; b++)
         free(s->bindings[b].irs);
     free(s->bindings);
@@ -87,7 +91,10 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
         s->arg_types = tasks[0]->arg_types;
         if (tasks[0]->gtmp_bytes) {
             s->gtmp_arg = s->nargs - 1;
-            s->gtmp = calloc(1, tasks[0]->gtmp_bytes);
+            /* On a GPU the tasks write it: memory both sides address. */
+            s->gtmp = ctx->cuda ? eng_cuda_buffer_new(ctx->cuda, tasks[0]->gtmp_bytes)
+                                : calloc(1, tasks[0]->gtmp_bytes);
+            s->gtmp_cuda = ctx->cuda;
             if (!s->gtmp) {
                 spec_free(s);
                 return eng_fail(ctx, ENG_ENOMEM, "out of host memory");

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
 #include "engine/passes/passes.h"
+#include "engine/exec_cuda.h"
 #include "sparse/bitcode.h"
 
 #include <stdio.h>
@@ -17,6 +18,11 @@ static sfg_options queue_options(const eng_mode *m)
     o.flush_every = m->flush_every;
     o.disabled_passes = m->disabled_passes;
     return o;
+}
+
+sfg_executor_fn eng_executor(const eng_context *ctx)
+{
+    return ctx->cuda ? eng_exec_batch_cuda : eng_exec_batch;
 }
 
 int eng_runtime_ready(eng_context *ctx)
@@ -38,7 +44,7 @@ int eng_runtime_ready(eng_context *ctx)
     sfg_ir_ops ops = passes_sfg_ops();
     ctx->bank = sfg_bank_create(&ops);
     sfg_options o = queue_options(&ctx->mode);
-    ctx->queue = ctx->bank ? sfg_queue_create(ctx->bank, eng_exec_batch, ctx, &o) : NULL;
+    ctx->queue = ctx->bank ? sfg_queue_create(ctx->bank, eng_executor(ctx), ctx, &o) : NULL;
     if (!ctx->queue) {
         eng_runtime_free(ctx);
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
@@ -115,7 +121,7 @@ int eng_set_mode(eng_context *ctx, const eng_mode *mode)
     /* A queue's options are fixed at creation: a new queue over the same bank (its IR and
      * cached pass results stay), starting from what the host knows. */
     sfg_options o = queue_options(mode);
-    sfg_queue *q = sfg_queue_create(ctx->bank, eng_exec_batch, ctx, &o);
+    sfg_queue *q = sfg_queue_create(ctx->bank, eng_executor(ctx), ctx, &o);
     if (!q)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     /* Keep the counters across modes: they describe the context's work. */
@@ -163,6 +169,17 @@ void eng_get_stats(eng_context *ctx, eng_stats *out)
     out->tasks_compiled = js.tasks_compiled - ctx->jit_base.tasks_compiled;
     out->instructions = js.instructions - ctx->jit_base.instructions;
     out->compile_s = js.compile_s - ctx->jit_base.compile_s;
+    if (ctx->cuda) {
+        eng_cuda_stats cs;
+        eng_cuda_get_stats(ctx->cuda, &cs);
+        out->tasks_compiled += cs.tasks_compiled;
+        out->instructions += cs.instructions;
+        out->compile_s += cs.compile_s;
+        out->kernel_s = cs.kernel_s;
+        out->kernels = cs.kernels;
+        out->graph_launches = cs.graph_launches;
+        out->graphs_built = cs.graphs_built;
+    }
 }
 
 void eng_reset_stats(eng_context *ctx)
@@ -173,6 +190,8 @@ void eng_reset_stats(eng_context *ctx)
         return;
     sfg_reset_stats(ctx->queue);
     jit_get_stats(ctx->jit, &ctx->jit_base);
+    if (ctx->cuda)
+        eng_cuda_reset_stats(ctx->cuda);
 }
 
 int eng_host_read(eng_context *ctx) { return eng_sync(ctx); }

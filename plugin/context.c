@@ -116,10 +116,6 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     if (opts.threads > 1024)
         return pl_fail(NULL, PLUME_ERR_OUT_OF_RANGE, "context_create: %u threads is more than 1024",
                        opts.threads);
-    if (opts.device == PLUME_DEVICE_CUDA)
-        return pl_fail(NULL, PLUME_ERR_UNSUPPORTED,
-                       "context_create: device cuda asked for, but this build of Plume has no GPU "
-                       "backend yet; use cpu or auto");
 
     pl_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
@@ -142,13 +138,28 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     eng_mode em = {opts.mode == PLUME_MODE_EAGER, opts.disabled_passes & 0xfu,
                    opts.flush_every ? opts.flush_every : PL_DEFAULT_FLUSH_EVERY};
     eng_set_mode(ctx->eng, &em);
-    ctx->device = PLUME_DEVICE_CPU;
-    snprintf(ctx->device_name, sizeof ctx->device_name, "CPU (%d threads)", eng_threads(ctx->eng));
-    if (opts.device == PLUME_DEVICE_AUTO) {
-        snprintf(ctx->device_note, sizeof ctx->device_note,
-                 "auto: no GPU backend in this build, using the CPU");
-        pl_log(ctx, PLUME_LOG_INFO, "%s", ctx->device_note);
+    /* cuda: the GPU or a clear failure; auto: the GPU when one answers, else the CPU, saying
+     * why in one line. (PLUME_DEVICE=cuda in the environment already put the engine there.) */
+    if (opts.device != PLUME_DEVICE_CPU && !eng_on_cuda(ctx->eng) &&
+        eng_use_cuda(ctx->eng) != 0) {
+        if (opts.device == PLUME_DEVICE_CUDA) {
+            char why[sizeof ctx->device_note];
+            snprintf(why, sizeof why, "%s", eng_error(ctx->eng));
+            handle_drop(ctx->handle);
+            eng_destroy(ctx->eng);
+            free(ctx);
+            return pl_fail(NULL, PLUME_ERR_UNSUPPORTED, "context_create: device cuda: %s", why);
+        }
+        snprintf(ctx->device_note, sizeof ctx->device_note, "auto: no usable GPU (%.200s), using the CPU",
+                 eng_error(ctx->eng));
     }
+    ctx->device = eng_on_cuda(ctx->eng) ? PLUME_DEVICE_CUDA : PLUME_DEVICE_CPU;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "%s", eng_device_name(ctx->eng));
+    if (opts.device == PLUME_DEVICE_AUTO && ctx->device == PLUME_DEVICE_CUDA)
+        snprintf(ctx->device_note, sizeof ctx->device_note, "auto: using the GPU, %.200s",
+                 ctx->device_name);
+    if (ctx->device_note[0])
+        pl_log(ctx, PLUME_LOG_INFO, "%s", ctx->device_note);
     ctx->stats.struct_size = sizeof ctx->stats;
     *out = (plume_context *)ctx->handle;
     return PLUME_OK;
@@ -295,6 +306,10 @@ plume_status pl_get_stats(plume_context *handle, plume_stats *out)
     s.backend_s = es.backend_s;
     s.optimizer_s = es.optimizer_s;
     s.compile_s = es.compile_s;
+    s.gpu_kernel_s = es.kernel_s;
+    s.gpu_kernels = es.kernels;
+    s.gpu_graph_launches = es.graph_launches;
+    s.gpu_graphs_built = es.graphs_built;
     uint32_t keep = out->struct_size;
     size_t n = keep < sizeof s ? keep : sizeof s;
     memcpy(out, &s, n);

@@ -67,7 +67,7 @@ struct pl_context {
     plume_host host;
     plume_context_options opts;
     plume_device device;
-    char device_name[128];
+    char device_name[256];
     char device_note[256];
     pl_node **nodes;
     uint32_t nnodes, capnodes;

@@ -16,10 +16,33 @@ struct plm_tree {
     void *arena;
     size_t arena_map_bytes;
     uint64_t budget;
+    int external; /* the arena belongs to the caller (plm_tree_create_in) */
 };
+
+static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, plm_tree **out,
+                       char *err, size_t errlen);
 
 int plm_tree_create(const char *layout, uint64_t budget_bytes, plm_tree **out, char *err,
                     size_t errlen)
+{
+    return tree_create(layout, budget_bytes, NULL, out, err, errlen);
+}
+
+int plm_tree_create_in(const char *layout, void *arena, uint64_t arena_bytes, plm_tree **out,
+                       char *err, size_t errlen)
+{
+    if (!arena) {
+        if (err && errlen)
+            snprintf(err, errlen, "plm_tree_create_in: arena is NULL");
+        if (out)
+            *out = NULL;
+        return -1;
+    }
+    return tree_create(layout, arena_bytes, arena, out, err, errlen);
+}
+
+static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, plm_tree **out,
+                       char *err, size_t errlen)
 {
     char dummy[8];
     if (!err || errlen == 0)
@@ -39,6 +62,12 @@ int plm_tree_create(const char *layout, uint64_t budget_bytes, plm_tree **out, c
     }
     size_t page = 4096;
     t->budget = budget_bytes;
+    if (arena) {
+        t->external = 1;
+        t->arena = arena;
+        t->arena_map_bytes = (size_t)budget_bytes;
+        goto init;
+    }
     t->arena_map_bytes = (size_t)((budget_bytes + page - 1) & ~(uint64_t)(page - 1));
     if (t->arena_map_bytes == 0)
         t->arena_map_bytes = page;
@@ -54,6 +83,7 @@ int plm_tree_create(const char *layout, uint64_t budget_bytes, plm_tree **out, c
     /* The arena is filled front to back by bump allocation, so huge pages cost little memory
      * and save most TLB misses of random voxel access (a hint: ignored where unsupported). */
     madvise(t->arena, t->arena_map_bytes, MADV_HUGEPAGE);
+init:;
     uint64_t needed = 0;
     t->rt = plm_rt_init(t->arena, budget_bytes, &t->layout->cfg, &needed);
     if (!t->rt) {
@@ -72,7 +102,7 @@ void plm_tree_destroy(plm_tree *t)
 {
     if (!t)
         return;
-    if (t->arena && t->arena != MAP_FAILED)
+    if (t->arena && t->arena != MAP_FAILED && !t->external)
         munmap(t->arena, t->arena_map_bytes);
     plm_layout_free(t->layout);
     free(t);

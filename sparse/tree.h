@@ -35,6 +35,11 @@ typedef struct plm_tree plm_tree;
  * errors name their column; a budget too small for the layout's fixed part says so). */
 int plm_tree_create(const char *layout, uint64_t budget_bytes, plm_tree **out, char *err,
                     size_t errlen);
+/* The same over an arena the caller owns (a GPU's managed memory, say): arena_bytes of
+ * zero-filled memory that both the host and the code running the tree can address. The tree
+ * never frees it: the caller does, after plm_tree_destroy. */
+int plm_tree_create_in(const char *layout, void *arena, uint64_t arena_bytes, plm_tree **out,
+                       char *err, size_t errlen);
 void plm_tree_destroy(plm_tree *t);
 
 const plm_layout *plm_tree_layout(const plm_tree *t);

@@ -207,6 +207,17 @@ static json_t *stats_json(const plume_stats *s)
                      (json_int_t)s->active_voxels, "memory_bytes", (json_int_t)s->memory_bytes);
 }
 
+/* The GPU's part of the statistics, added to stats_json's object where a GPU ran. */
+static void gpu_stats_json(json_t *o, const plume_stats *s)
+{
+    if (!o || !PLUME_HAS_FIELD(s, plume_stats, gpu_graphs_built) || s->gpu_kernels == 0)
+        return;
+    json_object_set_new(o, "gpu_kernel_s", json_real(s->gpu_kernel_s));
+    json_object_set_new(o, "gpu_kernels", json_integer((json_int_t)s->gpu_kernels));
+    json_object_set_new(o, "gpu_graph_launches", json_integer((json_int_t)s->gpu_graph_launches));
+    json_object_set_new(o, "gpu_graphs_built", json_integer((json_int_t)s->gpu_graphs_built));
+}
+
 /* What a checkpoint must match to be resumed from: the scene (its bytes and kernel files'),
  * the plugin's version and the options that change results. Threads and device are left out:
  * in deterministic mode they do not change results, and without it nothing is bitwise anyway.
@@ -536,6 +547,7 @@ stats:
         json_t *root = json_pack("{s:s, s:s, s:s, s:b, s:O, s:o}", "scene", sc.path, "device", ci.device_name,
                                  "mode", o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "deterministic",
                                  deterministic, "frames", frames_json, "totals", stats_json(&s));
+        gpu_stats_json(root ? json_object_get(root, "totals") : NULL, &s);
         if (write_stats(stats_path, root) != 0) {
             cli_error("cook", "cannot write statistics to %s", stats_path);
             rc = EXIT_WORK;

@@ -26,11 +26,12 @@ static void set_msg(char *msg, size_t n, const char *fmt, ...)
 typedef struct entry {
     size_t offset;
     const char *names[3];
-    int optional; /* part of the graph API */
+    int optional; /* 1: part of the graph API; 2: optional on its own */
 } entry;
 
 #define E(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 0}
 #define G(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 1}
+#define O(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 2}
 
 static const entry entries[] = {
     E(cuInit, "cuInit"),
@@ -46,6 +47,7 @@ static const entry entries[] = {
     E(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
     E(cuCtxSetCurrent, "cuCtxSetCurrent"),
     E(cuCtxSynchronize, "cuCtxSynchronize"),
+    E(cuCtxSetLimit, "cuCtxSetLimit"),
     E(cuModuleLoadDataEx, "cuModuleLoadDataEx"),
     E(cuModuleUnload, "cuModuleUnload"),
     E(cuModuleGetFunction, "cuModuleGetFunction"),
@@ -58,6 +60,11 @@ static const entry entries[] = {
     E(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
     E(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
     E(cuMemsetD8Async, "cuMemsetD8Async"),
+    E(cuMemGetInfo, "cuMemGetInfo_v2"),
+    E(cuMemAllocManaged, "cuMemAllocManaged"),
+    E(cuMemHostAlloc, "cuMemHostAlloc"),
+    E(cuMemFreeHost, "cuMemFreeHost"),
+    O(cuMemPrefetchAsync, "cuMemPrefetchAsync"),
     E(cuStreamCreate, "cuStreamCreate"),
     E(cuStreamDestroy, "cuStreamDestroy_v2"),
     E(cuStreamSynchronize, "cuStreamSynchronize"),
@@ -93,14 +100,15 @@ static int resolve(void *lib, cuda_driver *drv, const char **missing)
                 *missing = e->names[0];
                 return -1;
             }
-            graphs = 0;
+            if (e->optional == 1)
+                graphs = 0;
         }
         /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
         memcpy((char *)drv + e->offset, &sym, sizeof sym);
     }
     if (!graphs) {
         for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-            if (entries[i].optional)
+            if (entries[i].optional == 1)
                 memset((char *)drv + entries[i].offset, 0, sizeof(void *));
         }
     }

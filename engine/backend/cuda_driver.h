@@ -57,7 +57,15 @@ enum {
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
 };
+
+enum { CU_MEM_ATTACH_GLOBAL = 1 };
+enum { CU_LIMIT_STACK_SIZE = 0 };
+enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
+/* cuMemPrefetchAsync's destination for the host. */
+enum { CU_DEVICE_CPU = -1 };
 
 /* CUjit_option values used for cuModuleLoadDataEx's logs. */
 enum {
@@ -106,6 +114,7 @@ typedef struct cuda_driver {
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice dev); /* _v2 */
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuCtxSetLimit)(int limit, size_t value);
 
     CUresult (*cuModuleLoadDataEx)(CUmodule *mod, const void *image, unsigned int n_options,
                                    int *options, void **values);
@@ -124,6 +133,14 @@ typedef struct cuda_driver {
     CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
     CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
     CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s);
+    CUresult (*cuMemGetInfo)(size_t *free_bytes, size_t *total_bytes); /* _v2 */
+    /* Managed memory: one address for the host and the device, pages migrate on touch. */
+    CUresult (*cuMemAllocManaged)(CUdeviceptr *ptr, size_t bytes, unsigned int flags);
+    /* Page-locked host memory, for asynchronous copies. */
+    CUresult (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);
+    CUresult (*cuMemFreeHost)(void *ptr);
+    /* Optional (NULL where missing): moves managed pages ahead of their use. */
+    CUresult (*cuMemPrefetchAsync)(CUdeviceptr ptr, size_t bytes, CUdevice dst, CUstream s);
 
     CUresult (*cuStreamCreate)(CUstream *stream, unsigned int flags);
     CUresult (*cuStreamDestroy)(CUstream stream); /* _v2 */

@@ -15,7 +15,10 @@ ptx_options ptx_options_default(void)
     memset(&o, 0, sizeof o);
     o.sm = 80;
     o.opt_level = 3;
-    if (access(PTX_LIBDEVICE_DEFAULT, R_OK) == 0)
+    const char *env = getenv("PLUME_LIBDEVICE");
+    if (env && env[0] && access(env, R_OK) == 0)
+        o.libdevice = env;
+    else if (access(PTX_LIBDEVICE_DEFAULT, R_OK) == 0)
         o.libdevice = PTX_LIBDEVICE_DEFAULT;
     return o;
 }

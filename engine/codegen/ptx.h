@@ -38,7 +38,8 @@ typedef struct ptx_options {
 /* The CUDA toolkit's libdevice when it is installed there, else NULL. */
 #define PTX_LIBDEVICE_DEFAULT "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 
-/* sm_80, O3, no runtime, libdevice = PTX_LIBDEVICE_DEFAULT when that file exists */
+/* sm_80, O3, no runtime, libdevice = $PLUME_LIBDEVICE when that names a readable file, else
+ * PTX_LIBDEVICE_DEFAULT when that file exists */
 ptx_options ptx_options_default(void);
 
 /* Marks fn (a function of m) as a kernel entry point. Returns 0, or -1 when fn is not a

@@ -41,9 +41,11 @@
  * On NVPTX (engine/codegen/task.h, cg_task_build_nvptx) the same functions are kernels
  * (!nvvm.annotations) with the same parameters, every pointer a device pointer (ctx, the
  * arrays it points to, out): serial and S_bounds run on thread 0 of block 0 only (launch them
- * with any grid); range_for S is a grid-stride loop over [lo, hi) (any grid); struct_for S
- * gives list entry lo + b to block b, striding by the grid, and the block's threads share the
- * entry's cells (any block size).
+ * with any grid); range_for S is a grid-stride loop over the intersection of [lo, hi) with
+ * the task's bounds, which every thread evaluates itself (so lo = INT64_MIN, hi = INT64_MAX runs
+ * the whole loop without a bounds read-back; any grid); struct_for S gives list entry lo + b to
+ * block b, striding by the grid, stopping at min(hi, the list's size read on the device), and
+ * the block's threads share the entry's cells (any block size).
  *
  * Errors inside tasks never trap: the runtime records them (budget, range) and the executor
  * reads them at the next sync (plm_rt_error). Out-of-range array-free code (division by zero

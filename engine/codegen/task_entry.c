@@ -309,6 +309,16 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
     LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
     LLVMValueRef start = lo, step = LLVMConstInt(i64, 1, 0);
     if (target == CG_TARGET_NVPTX) {
+        /* [lo, hi) is cut to the task's own bounds, evaluated here by every thread, so the
+         * executor can launch the whole loop without reading its bounds back (task_abi.h). */
+        LLVMValueRef b0 = cg_val(&f, loop->arg[0]);
+        LLVMValueRef b1 = b0 ? cg_val(&f, loop->arg[1]) : NULL;
+        if (!b1)
+            return finish_fn(&f, first, 0);
+        b0 = to_i64(&f, b0, loop->arg[0]->ty);
+        b1 = to_i64(&f, b1, loop->arg[1]->ty);
+        lo = LLVMBuildSelect(f.b, LLVMBuildICmp(f.b, LLVMIntSGT, lo, b0, ""), lo, b0, "lo");
+        hi = LLVMBuildSelect(f.b, LLVMBuildICmp(f.b, LLVMIntSLT, hi, b1, ""), hi, b1, "hi");
         /* grid-stride: thread g of the grid runs lo + g, lo + g + gridsize, ... */
         LLVMValueRef ntid = LLVMBuildZExt(f.b, nvvm_sreg(&f, "ntid.x"), i64, "");
         LLVMValueRef g = LLVMBuildAdd(
@@ -424,6 +434,11 @@ static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
     LLVMValueRef kstart = lo, kstep = LLVMConstInt(i32, 1, 0);
     LLVMValueRef cstart = LLVMConstInt(i32, 0, 0), cstep = LLVMConstInt(i32, 1, 0);
     if (target == CG_TARGET_NVPTX) {
+        /* entries past the list's size, read here on the device, are not run (task_abi.h) */
+        LLVMTypeRef sp[2] = {ptr, i32};
+        LLVMValueRef sa[2] = {rt, LLVMConstInt(i32, (unsigned long long)list_sid, 0)};
+        LLVMValueRef size = cg_call_rt(f, "plm_rt_list_size", i32, sp, sa, 2);
+        hi = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, hi, size, ""), hi, size, "hi");
         /* one block per list entry; the block's threads share its cells */
         kstart = LLVMBuildAdd(f->b, lo, nvvm_sreg(f, "ctaid.x"), "k0");
         kstep = nvvm_sreg(f, "nctaid.x");

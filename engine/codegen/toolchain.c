@@ -69,7 +69,7 @@ static void diag_handler(LLVMDiagnosticInfoRef di, void *user)
  * freestanding), which clang records as "no-builtins": the inliner refuses to inline such a
  * function into a caller that allows builtins, so that goes too (memset/memcpy that the
  * optimizer may then form are resolved from libc on the CPU and lowered to loops on NVPTX). */
-static void strip_target_attributes(LLVMModuleRef m)
+void cg_strip_target_attributes(LLVMModuleRef m)
 {
     static const char *const keys[] = {"target-cpu", "target-features", "tune-cpu",
                                        "no-builtins"};
@@ -157,7 +157,7 @@ int cg_toolchain_init(cg_toolchain *tc, const cg_target *t, char *err, size_t er
          * keeps the linker from warning about vendor differences (pc vs unknown). */
         LLVMSetTarget(tc->runtime, tc->triple);
         LLVMSetDataLayout(tc->runtime, tc->datalayout);
-        strip_target_attributes(tc->runtime);
+        cg_strip_target_attributes(tc->runtime);
         /* linkonce_odr: the linker then copies into a task's module only the runtime functions
          * the task calls (transitively) instead of all of them, and the optimizer has far less
          * to look at before globaldce would have dropped them anyway */

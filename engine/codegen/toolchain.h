@@ -59,6 +59,9 @@ int cg_build_module(cg_toolchain *tc, const char *name, jit_build_fn build, void
                     uint64_t *instructions, char *err, size_t err_size);
 
 uint64_t cg_count_instructions(LLVMModuleRef m);
+/* Drops clang's per-function target-cpu, target-features, tune-cpu and no-builtins from every
+ * function of m (bitcode built ahead of time, so it inlines into code for another cpu). */
+void cg_strip_target_attributes(LLVMModuleRef m);
 
 /* Emits assembly (LLVMAssemblyFile) or an object (LLVMObjectFile) of `m` with tc's target
  * machine. The module is left as it is. */

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 2
+#define PLUME_ABI_MINOR 3
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -235,6 +235,11 @@ typedef struct plume_stats {
     double compile_s;   /* time compiling tasks */
     uint64_t active_voxels; /* over all fields, at the last sync */
     uint64_t memory_bytes;  /* bytes the sparse trees hold */
+    /* ABI 1.3: on a GPU (zero on the CPU) */
+    double gpu_kernel_s;     /* GPU time of the launched batches, from CUDA events */
+    uint64_t gpu_kernels;    /* kernel launches, nodes of CUDA graphs included */
+    uint64_t gpu_graph_launches; /* batches launched as one CUDA graph */
+    uint64_t gpu_graphs_built;   /* of those, graphs instantiated (the rest came from the cache) */
 } plume_stats;
 
 /* Time of one cook call. */

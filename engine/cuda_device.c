@@ -1,0 +1,236 @@
+/* The engine's GPU: opening the device, its memory pool, the runtime's own kernels. */
+#define _GNU_SOURCE
+#include "engine/cuda_internal.h"
+#include "engine/backend/cuda_rt_kernels.h"
+#include "engine/codegen/ptx.h"
+#include "engine/codegen/toolchain.h"
+#include "sparse/bitcode.h"
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Slices of the pool: one per field's tree. The smoke scene declares about 40 fields. */
+#define POOL_SLICES 96
+
+/* The newest architecture LLVM 16 writes PTX for that is not newer than the device: the driver
+ * JIT-compiles PTX for older architectures forward. */
+static int ptx_sm_for(int device_sm)
+{
+    static const int known[] = {90, 89, 87, 86, 80, 75, 72, 70};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (device_sm >= known[i])
+            return known[i];
+    return 0;
+}
+
+/* ptx_emit builder: the embedded kernels' bitcode, with every plm_cuda_k_* marked a kernel. */
+static int build_rt_kernels(void *user, LLVMContextRef ctx, LLVMModuleRef mod, char *err, size_t n)
+{
+    (void)user;
+    if (plm_cuda_rt_kernels_bc_size == 0) {
+        cg_set_err(err, n, "this build has no GPU runtime kernels (clang-16 was not found)");
+        return -1;
+    }
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
+        (const char *)plm_cuda_rt_kernels_bc, plm_cuda_rt_kernels_bc_size, "cuda-rt-kernels", 0);
+    LLVMModuleRef k = NULL;
+    int bad = LLVMParseBitcodeInContext2(ctx, buf, &k);
+    LLVMDisposeMemoryBuffer(buf);
+    if (bad || !k) {
+        cg_set_err(err, n, "the GPU runtime kernels' bitcode does not parse");
+        return -1;
+    }
+    cg_strip_target_attributes(k);
+    LLVMSetTarget(k, LLVMGetTarget(mod));
+    LLVMSetDataLayout(k, LLVMGetDataLayoutStr(mod));
+    if (LLVMLinkModules2(mod, k)) {
+        cg_set_err(err, n, "linking the GPU runtime kernels failed");
+        return -1;
+    }
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (!LLVMIsDeclaration(f) && strncmp(name, "plm_cuda_k_", 11) == 0)
+            ptx_mark_kernel(mod, f);
+    }
+    return 0;
+}
+
+static int load_rt_kernels(eng_cuda *cu, char *msg, size_t n)
+{
+    ptx_options po = ptx_options_default();
+    po.sm = cu->sm;
+    po.runtime_bc = plm_runtime_bc_nvptx64;
+    po.runtime_bc_size = plm_runtime_bc_nvptx64_size;
+    char *ptx = NULL;
+    char err[1024];
+    if (ptx_emit(&po, build_rt_kernels, NULL, JIT_EMIT_ASM, &ptx, NULL, err, sizeof err) != 0) {
+        snprintf(msg, n, "GPU runtime kernels: %s", err);
+        return -1;
+    }
+    int rc = cuda_module_load_ptx(cu->drv, ptx, &cu->rt_module, msg, n);
+    free(ptx);
+    if (rc)
+        return -1;
+    static const char *const names[] = {"plm_cuda_k_clear_list", "plm_cuda_k_listgen_root",
+                                        "plm_cuda_k_listgen_items", "plm_cuda_k_gc_begin",
+                                        "plm_cuda_k_gc_items", "plm_cuda_k_gc_end"};
+    CUfunction *slots[] = {&cu->k_clear_list, &cu->k_listgen_root, &cu->k_listgen_items,
+                           &cu->k_gc_begin, &cu->k_gc_items, &cu->k_gc_end};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (cuda_check(cu->drv, cu->drv->cuModuleGetFunction(slots[i], cu->rt_module, names[i]),
+                       names[i], msg, n))
+            return -1;
+    return 0;
+}
+
+int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_t msg_size)
+{
+    *out = NULL;
+    const cuda_driver *drv = NULL;
+    if (cuda_driver_shared(&drv, msg, msg_size) != 0)
+        return -1;
+    int count = 0;
+    if (cuda_device_count(drv, &count, msg, msg_size) != 0)
+        return -1;
+    if (count <= ordinal) {
+        snprintf(msg, msg_size, "CUDA driver %d.%d found but it reports %d device%s",
+                 drv->version / 1000, drv->version % 1000 / 10, count, count == 1 ? "" : "s");
+        return -1;
+    }
+    eng_cuda *cu = calloc(1, sizeof *cu);
+    if (!cu) {
+        snprintf(msg, msg_size, "out of host memory");
+        return -1;
+    }
+    cu->drv = drv;
+    if (cuda_device_query(drv, ordinal, &cu->info, msg, msg_size) != 0) {
+        free(cu);
+        return -1;
+    }
+    int dev_sm = cu->info.sm_major * 10 + cu->info.sm_minor;
+    cu->sm = ptx_sm_for(dev_sm);
+    if (!cu->sm) {
+        snprintf(msg, msg_size, "device %s is sm_%d; Plume needs sm_70 or newer", cu->info.name,
+                 dev_sm);
+        free(cu);
+        return -1;
+    }
+    if (cuda_context_open(drv, ordinal, &cu->cc, msg, msg_size) != 0) {
+        free(cu);
+        return -1;
+    }
+    int managed = 0;
+    drv->cuDeviceGetAttribute(&managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, cu->cc.device);
+    if (!managed) {
+        snprintf(msg, msg_size, "device %s has no managed memory, which Plume's GPU trees need",
+                 cu->info.name);
+        eng_cuda_close(cu);
+        return -1;
+    }
+    /* Activation fills and releases containers recursively (sparse/runtime/content.c): the
+     * driver's default of 1 KiB of stack per thread is not enough for a deep layout. */
+    if (cuda_check(drv, drv->cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 16384), "cuCtxSetLimit", msg,
+                   msg_size) ||
+        cuda_check(drv, drv->cuStreamCreate(&cu->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+                   msg, msg_size) ||
+        cuda_check(drv, drv->cuEventCreate(&cu->ev_start, CU_EVENT_DEFAULT), "cuEventCreate", msg,
+                   msg_size) ||
+        cuda_check(drv, drv->cuEventCreate(&cu->ev_end, CU_EVENT_DEFAULT), "cuEventCreate", msg,
+                   msg_size) ||
+        cuda_pool_create(drv, budget, POOL_SLICES, &cu->pool, msg, msg_size) != 0 ||
+        load_rt_kernels(cu, msg, msg_size) != 0) {
+        eng_cuda_close(cu);
+        return -1;
+    }
+    const char *g = getenv("PLUME_CUDA_GRAPHS");
+    cu->graphs_on = drv->has_graphs && !(g && !strcmp(g, "0"));
+    snprintf(cu->desc, sizeof cu->desc, "CUDA: %s (sm_%d, %d SMs, driver %d.%d, %zu MiB pool)",
+             cu->info.name, dev_sm, cu->info.multiprocessors, drv->version / 1000,
+             drv->version % 1000 / 10, cu->pool.bytes >> 20);
+    *out = cu;
+    return 0;
+}
+
+void eng_cuda_close(eng_cuda *cu)
+{
+    if (!cu)
+        return;
+    const cuda_driver *drv = cu->drv;
+    if (cu->stream)
+        drv->cuStreamSynchronize(cu->stream);
+    const char *v = getenv("PLUME_CUDA_VERBOSE");
+    if (v && v[0] == '1')
+        fprintf(stderr,
+                "plume: cuda: %llu tasks compiled (LLVM to PTX %.1f s, driver PTX to machine code "
+                "%.1f s, summed over threads); %llu kernels, %llu graph launches (%llu built), "
+                "%llu stream batches, %.3f s on the GPU\n",
+                (unsigned long long)cu->stats.tasks_compiled, cu->stats.emit_s, cu->stats.load_s,
+                (unsigned long long)cu->stats.kernels, (unsigned long long)cu->stats.graph_launches,
+                (unsigned long long)cu->stats.graphs_built,
+                (unsigned long long)cu->stats.stream_batches, cu->stats.kernel_s);
+    for (uint32_t i = 0; i < cu->ngraphs; i++) {
+        drv->cuGraphExecDestroy(cu->graphs[i].exec);
+        free(cu->graphs[i].launches);
+        free(cu->graphs[i].edges);
+    }
+    for (uint32_t i = 0; i < cu->nmodules; i++)
+        drv->cuModuleUnload(cu->modules[i]);
+    free(cu->modules);
+    if (cu->rt_module)
+        drv->cuModuleUnload(cu->rt_module);
+    if (cu->params_dev)
+        drv->cuMemFree(cu->params_dev);
+    if (cu->params_host)
+        drv->cuMemFreeHost(cu->params_host);
+    free(cu->launches);
+    free(cu->edges);
+    free(cu->task_first);
+    free(cu->task_last);
+    cuda_pool_destroy(&cu->pool);
+    if (cu->ev_start)
+        drv->cuEventDestroy(cu->ev_start);
+    if (cu->ev_end)
+        drv->cuEventDestroy(cu->ev_end);
+    if (cu->stream)
+        drv->cuStreamDestroy(cu->stream);
+    if (cu->cc.ctx)
+        cuda_context_close(&cu->cc);
+    free(cu);
+}
+
+const char *eng_cuda_describe(const eng_cuda *cu) { return cu->desc; }
+
+int eng_cuda_arena_take(eng_cuda *cu, void **arena, uint64_t *bytes, char *msg, size_t msg_size)
+{
+    size_t b = 0;
+    if (cuda_pool_take(&cu->pool, arena, &b, msg, msg_size) != 0)
+        return -1;
+    *bytes = b;
+    return 0;
+}
+
+void eng_cuda_arena_give(eng_cuda *cu, void *arena) { cuda_pool_give(&cu->pool, arena); }
+
+void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes)
+{
+    CUdeviceptr p = 0;
+    if (cu->drv->cuMemAllocManaged(&p, bytes ? bytes : 8, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
+        return NULL;
+    memset((void *)(uintptr_t)p, 0, bytes);
+    return (void *)(uintptr_t)p;
+}
+
+void eng_cuda_buffer_free(eng_cuda *cu, void *p)
+{
+    if (p)
+        cu->drv->cuMemFree((CUdeviceptr)(uintptr_t)p);
+}
+
+void eng_cuda_get_stats(const eng_cuda *cu, eng_cuda_stats *out) { *out = cu->stats; }
+void eng_cuda_reset_stats(eng_cuda *cu) { memset(&cu->stats, 0, sizeof cu->stats); }
+void eng_cuda_set_graphs(eng_cuda *cu, int on) { cu->graphs_on = on && cu->drv->has_graphs; }

@@ -1,0 +1,74 @@
+/* The device state shared by cuda_device.c (open, memory, runtime kernels) and exec_cuda.c
+ * (the executor). Private to engine/. */
+#ifndef PLUME_ENGINE_CUDA_INTERNAL_H
+#define PLUME_ENGINE_CUDA_INTERNAL_H
+
+#include "engine/backend/cuda_driver.h"
+#include "engine/backend/cuda_pool.h"
+#include "engine/exec_cuda.h"
+
+/* One kernel launch of a batch: what a stream launch or a graph node needs. Parameters are
+ * held by value; an i32 parameter is the low half of its slot (little-endian). */
+typedef struct cuda_launch {
+    CUfunction fn;
+    uint32_t grid, block;
+    uint32_t nparams;
+    uint64_t param[3];
+} cuda_launch;
+
+/* An instantiated graph and the batch shape it was built from (compared in full on lookup). */
+typedef struct cuda_graph_entry {
+    uint64_t key;
+    cuda_launch *launches;
+    uint32_t nlaunches;
+    uint32_t *edges; /* pairs of launch indices */
+    uint32_t nedges;
+    CUgraphExec exec;
+    uint64_t last_use;
+} cuda_graph_entry;
+
+#define CUDA_GRAPH_CACHE 64
+
+struct eng_cuda {
+    const cuda_driver *drv;
+    cuda_context cc;
+    cuda_device_info info;
+    int sm;            /* what PTX is generated for */
+    CUstream stream;
+    CUevent ev_start, ev_end;
+    cuda_pool pool;
+    char desc[400];
+
+    /* the runtime's own kernels (cuda_rt_kernels.c) */
+    CUmodule rt_module;
+    CUfunction k_clear_list, k_listgen_root, k_listgen_items, k_gc_begin, k_gc_items, k_gc_end;
+
+    /* task modules, unloaded at close */
+    CUmodule *modules;
+    uint32_t nmodules, cap_modules;
+
+    /* per-batch task parameters: built in pinned host memory, copied once per batch */
+    uint8_t *params_host;
+    CUdeviceptr params_dev;
+    size_t params_cap;
+
+    /* the batch being launched */
+    cuda_launch *launches;
+    uint32_t nlaunches, cap_launches;
+    uint32_t *edges;
+    uint32_t nedges, cap_edges;
+    uint32_t *task_first, *task_last; /* per SFG task: its first and last launch */
+    uint32_t cap_tasks;
+
+    int graphs_on;
+    cuda_graph_entry graphs[CUDA_GRAPH_CACHE];
+    uint32_t ngraphs;
+    uint64_t use_clock;
+
+    eng_cuda_stats stats;
+};
+
+/* The number of threads per block the executor uses for a struct_for over leaves of ncells. */
+#define CUDA_RANGE_BLOCK 128u
+
+#endif

@@ -1,0 +1,67 @@
+/* exec_cuda.h — the engine on an NVIDIA GPU: the device, its memory, and the executor that runs
+ * the state-flow graph's batches there.
+ *
+ * A context on CUDA (eng_use_cuda, before its first field) keeps the same host-side model as
+ * on the CPU: every field is a sparse tree (sparse/tree.h), but the tree's arena is a slice of
+ * the device memory pool (engine/backend/cuda_pool.h, managed memory), so host code (VDB
+ * import and export, block copies, voxel reads) and GPU kernels address the same bytes and
+ * nothing is copied by hand. The executor (exec_cuda.c) compiles each new task to PTX for the
+ * device (in parallel on the CPU pool's threads), loads it, and launches a batch with no round
+ * trip to the host: list sizes, loop bounds and pending gc cells are read on the device
+ * (engine/backend/cuda_rt_kernels.c). A batch whose shape was seen before relaunches its
+ * instantiated CUDA graph, edges from the SFG's dependencies; otherwise it is built, or the
+ * kernels go on one stream when the driver lacks graphs or PLUME_CUDA_GRAPHS=0. The executor
+ * waits for the batch before it returns, so between batches the host may touch any field.
+ *
+ * Threads: the engine's context thread only (the compile workers make the device's context
+ * current on their own threads).
+ *
+ * Errors: 0 or -1 with one line in msg; driver errors name the call and the driver's error
+ * ("cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access ...)"). */
+#ifndef PLUME_ENGINE_EXEC_CUDA_H
+#define PLUME_ENGINE_EXEC_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct eng_cuda eng_cuda;
+struct sfg_batch;
+struct eng_context;
+
+/* Opens device `ordinal`: driver (dlopen), primary context, stream, the memory pool (at most
+ * budget bytes) and the runtime's own kernels. -1 with the reason in msg ("no CUDA driver:
+ * libcuda.so.1 not found (...)"). */
+int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_t msg_size);
+/* Unloads modules, destroys graphs and the pool. Fields must be gone. */
+void eng_cuda_close(eng_cuda *cu);
+/* "CUDA: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, driver 13.0)". */
+const char *eng_cuda_describe(const eng_cuda *cu);
+
+/* Tree arenas: a zero-filled slice of the pool. */
+int eng_cuda_arena_take(eng_cuda *cu, void **arena, uint64_t *bytes, char *msg, size_t msg_size);
+void eng_cuda_arena_give(eng_cuda *cu, void *arena);
+/* Small buffers both sides address (kernels' global temporaries): zero-filled; NULL on failure. */
+void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes);
+void eng_cuda_buffer_free(eng_cuda *cu, void *p);
+
+/* The executor (sfg_executor_fn); ud is the eng_context. */
+int eng_exec_batch_cuda(void *ud, const struct sfg_batch *batch);
+
+typedef struct eng_cuda_stats {
+    double kernel_s;           /* GPU time of batches, from CUDA events */
+    uint64_t kernels;          /* kernel launches (nodes of graphs included) */
+    uint64_t graph_launches;   /* batches launched as a CUDA graph */
+    uint64_t graphs_built;     /* of which instantiated for the first time */
+    uint64_t stream_batches;   /* batches launched kernel by kernel on the stream */
+    uint64_t tasks_compiled;
+    uint64_t instructions;
+    double compile_s;          /* summed over compile threads */
+    double emit_s, load_s;     /* of which LLVM to PTX, and the driver's PTX to machine code */
+} eng_cuda_stats;
+void eng_cuda_get_stats(const eng_cuda *cu, eng_cuda_stats *out);
+void eng_cuda_reset_stats(eng_cuda *cu);
+/* 1: batches go out as CUDA graphs where the driver has them (the default, unless the
+ * environment says PLUME_CUDA_GRAPHS=0); 0: kernel by kernel on the stream. */
+void eng_cuda_set_graphs(eng_cuda *cu, int on);
+
+#endif
