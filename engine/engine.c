@@ -251,6 +251,11 @@ int eng_use_cuda(eng_context *ctx)
 }
 
 int eng_on_cuda(const eng_context *ctx) { return ctx->cuda != NULL; }
+void eng_set_cuda_graphs(eng_context *ctx, int on)
+{
+    if (ctx->cuda)
+        eng_cuda_set_graphs(ctx->cuda, on);
+}
 
 const char *eng_device_name(eng_context *ctx)
 {
@@ -266,6 +271,7 @@ int eng_use_cuda(eng_context *ctx)
     return eng_fail(ctx, ENG_EINVAL, "this Plume was built without LLVM 16: no GPU backend");
 }
 int eng_on_cuda(const eng_context *ctx) { (void)ctx; return 0; }
+void eng_set_cuda_graphs(eng_context *ctx, int on) { (void)ctx; (void)on; }
 const char *eng_device_name(eng_context *ctx)
 {
     static __thread char cpu[64];

@@ -59,6 +59,9 @@ int eng_use_cuda(eng_context *ctx);
  * "CUDA: NVIDIA H100 80GB HBM3 (sm_90, ...)"); the string lives as long as the context. */
 int eng_on_cuda(const eng_context *ctx);
 const char *eng_device_name(eng_context *ctx);
+/* On a GPU: 1 launches each batch as a CUDA graph (the default), 0 kernel by kernel on a
+ * stream. Ignored on the CPU. */
+void eng_set_cuda_graphs(eng_context *ctx, int on);
 
 /* The layout (SNodes only, no place()) of a field of dimension dim (0..3) whose declaration
  * names none: 3 is PLM_LAYOUT_DEFAULT (OpenVDB's tree); 2 the same tree in x, y; 1 a pointer

@@ -7,6 +7,11 @@ static plume_status det_set(plume_context *handle, int32_t on)
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "deterministic set: invalid context handle");
+    /* GPU threads add floats in an order no one chooses: a GPU context cannot promise it. */
+    if (on && eng_on_cuda(ctx->eng))
+        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
+                       "deterministic mode runs on the CPU only; this context is on %s",
+                       ctx->device_name);
     return pl_from_engine(ctx, eng_set_deterministic(ctx->eng, on != 0));
 }
 

@@ -201,7 +201,11 @@ static void run_once(const plume_plugin *api)
     CHECK(a && b && a != b);
     plume_context_info ci = {.struct_size = sizeof ci};
     CHECK_STATUS(api->context_info(a, &ci), PLUME_OK);
-    CHECK(ci.device == PLUME_DEVICE_CPU && ci.threads == 2 && ci.device_name && ci.device_name[0]);
+    /* PLUME_DEVICE=cuda (the suite on a GPU) puts every context on the GPU */
+    const char *dev = getenv("PLUME_DEVICE");
+    int on_gpu = dev && !strcmp(dev, "cuda");
+    CHECK(ci.device == (on_gpu ? PLUME_DEVICE_CUDA : PLUME_DEVICE_CPU) && ci.threads == 2 &&
+          ci.device_name && ci.device_name[0]);
     cook_sphere(api, a, 0.3);
     block_round_trip(api, b);
     /* Fields are per context: b has no density. */

@@ -22,6 +22,13 @@ typedef int (*bench_fn)(bench_ctx *ctx);
 
 void bench_register(const char *name, const char *help, bench_fn fn);
 
+/* Set by the gpu suite before it runs the others: their contexts go to CUDA device 0, and
+ * the MacCormack case uses bench_mc_n voxels per axis (0: its own default). */
+extern int bench_gpu;
+extern int bench_mc_n;
+/* The registered suite of that name, or NULL. */
+bench_fn bench_find(const char *name);
+
 /* Wall-clock seconds from a monotonic clock. */
 double bench_now(void);
 

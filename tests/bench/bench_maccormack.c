@@ -54,6 +54,9 @@ static const char *mc_src =
 
 /* slots: 0..2 the advected fields, 3 the domain, then per field its forward (4..6), backward
  * (7..9) and corrected (10..12) temporaries, so the three fields' kernels are independent */
+/* voxels per axis: 128 (--quick 32), or what the gpu suite asks for */
+static int mc_n(const sfgb_run *r) { return r->quick ? 32 : bench_mc_n ? bench_mc_n : 128; }
+
 static int mc_setup(sfgb_run *r)
 {
     const char *nm[13] = {"q1", "q2", "q3", "dom", "f1", "f2", "f3", "b1", "b2", "b3",
@@ -67,7 +70,7 @@ static int mc_setup(sfgb_run *r)
     if (sfgb_compile(r, mc_src))
         return 1;
     char args[64];
-    snprintf(args, sizeof args, "f3 f0 f1 f2 %d", r->quick ? 32 : 128);
+    snprintf(args, sizeof args, "f3 f0 f1 f2 %d", mc_n(r));
     if (sfgb_launch(r, "init", args) || eng_sync(r->ctx) != ENG_OK)
         return sfgb_fail(r, "init");
     return 0;
@@ -77,7 +80,7 @@ static int mc_step(sfgb_run *r, int rep)
 {
     (void)rep;
     char a[64];
-    double c = (r->quick ? 32 : 128) * 0.5 - 0.5;
+    double c = mc_n(r) * 0.5 - 0.5;
     for (int q = 0; q < 3; q++) {
         int f = 4 + q, b = 7 + q, n = 10 + q;
         snprintf(a, sizeof a, "f3 f%d f%d %g", q, f, c);

@@ -14,6 +14,16 @@ static struct {
     bench_fn fn;
 } suites[MAX_SUITES];
 static int nsuites;
+int bench_gpu;
+int bench_mc_n;
+
+bench_fn bench_find(const char *name)
+{
+    for (int i = 0; i < nsuites; i++)
+        if (!strcmp(suites[i].name, name))
+            return suites[i].fn;
+    return NULL;
+}
 
 void bench_register(const char *name, const char *help, bench_fn fn)
 {

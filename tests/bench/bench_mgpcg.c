@@ -263,13 +263,15 @@ static int run_mgpcg(bench_ctx *bctx)
                c->name, mgc.cells, bctx->quick ? 8 : 10, reps, (unsigned long long)le,
                (unsigned long long)lo, lo ? "" : ">= ", ratio, (unsigned long long)ce,
                (unsigned long long)co, cold, tr, wr);
+        int nmodes;
+        const sfgb_mode *sfgb_modes = sfgb_mode_table(&nmodes);
         printf("%s: residual |r| / |b| after one solve:", c->name);
-        for (int m = 0; m < SFGB_NMODES; m++)
+        for (int m = 0; m < nmodes; m++)
             printf(" %s %.3g", sfgb_modes[m].name, mgc.drop[m]);
         printf("\n");
         json_t *obj = json_array_get(bctx->cases, json_array_size(bctx->cases) - 1);
         json_t *drops = json_object();
-        for (int m = 0; m < SFGB_NMODES; m++)
+        for (int m = 0; m < nmodes; m++)
             json_object_set_new(drops, sfgb_modes[m].name, json_real(mgc.drop[m]));
         json_object_set_new(obj, "cells", json_integer(mgc.cells));
         json_object_set_new(obj, "cg_iterations", json_integer(bctx->quick ? 8 : 10));

@@ -168,7 +168,7 @@ typedef struct sfgb_check {
 } sfgb_check;
 
 static inline int sfgb_run_mode(const sfgb_case *c, int quick, int eager, uint32_t disabled,
-                                sfgb_check *chk, sfgb_result *out)
+                                int graphs, sfgb_check *chk, sfgb_result *out)
 {
     sfgb_run r;
     memset(&r, 0, sizeof r);
@@ -180,6 +180,10 @@ static inline int sfgb_run_mode(const sfgb_case *c, int quick, int eager, uint32
         return 1;
     eng_mode m = {eager, disabled, 0};
     int rc = eng_set_mode(r.ctx, &m) != ENG_OK;
+    if (bench_gpu && !rc) {
+        rc = eng_use_cuda(r.ctx) != ENG_OK && sfgb_fail(&r, "cuda");
+        eng_set_cuda_graphs(r.ctx, graphs);
+    }
     rc = rc || c->setup(&r);
     /* warm-up: compiles every task this mode makes (the second repetition may differ from the
      * first: lists made by the first are still valid) */
@@ -204,19 +208,36 @@ static inline int sfgb_run_mode(const sfgb_case *c, int quick, int eager, uint32
     return rc;
 }
 
-static const struct {
+typedef struct sfgb_mode {
     const char *name;
     int eager;
     uint32_t disabled;
-} sfgb_modes[] = {
-    {"eager", 1, 0},
-    {"optimized", 0, 0},
-    {"no-listgen", 0, SFG_PASS_LISTGEN},
-    {"no-demote", 0, SFG_PASS_DEMOTE},
-    {"no-fusion", 0, SFG_PASS_FUSION},
-    {"no-dse", 0, SFG_PASS_DSE},
+    int graphs; /* on a GPU: batches as CUDA graphs (1) or kernel by kernel on a stream (0) */
+} sfgb_mode;
+
+static const sfgb_mode sfgb_cpu_modes[] = {
+    {"eager", 1, 0, 1},
+    {"optimized", 0, 0, 1},
+    {"no-listgen", 0, SFG_PASS_LISTGEN, 1},
+    {"no-demote", 0, SFG_PASS_DEMOTE, 1},
+    {"no-fusion", 0, SFG_PASS_FUSION, 1},
+    {"no-dse", 0, SFG_PASS_DSE, 1},
 };
-#define SFGB_NMODES ((int)(sizeof sfgb_modes / sizeof sfgb_modes[0]))
+/* On a GPU (plume-bench gpu): eager and optimized, each with CUDA graphs and on a stream. */
+static const sfgb_mode sfgb_gpu_modes[] = {
+    {"eager", 1, 0, 1},
+    {"optimized", 0, 0, 1},
+    {"opt-stream", 0, 0, 0},
+    {"eager-stream", 1, 0, 0},
+};
+#define SFGB_NMODES 6
+
+/* The modes sfgb_case_run runs, in order: the CPU's, or the GPU's under plume-bench gpu. */
+static inline const sfgb_mode *sfgb_mode_table(int *n)
+{
+    *n = bench_gpu ? 4 : 6;
+    return bench_gpu ? sfgb_gpu_modes : sfgb_cpu_modes;
+}
 
 /* Runs every mode of case c, prints its rows, appends its JSON, and returns 0, or 1 when a run
  * failed or a mode's fields differ from eager's. *task_ratio and *time_ratio get eager over
@@ -229,9 +250,12 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
     memset(&chk, 0, sizeof chk);
     int fail = 0;
     json_t *modes = json_array();
-    for (int m = 0; m < SFGB_NMODES; m++) {
+    int nmodes;
+    const sfgb_mode *sfgb_modes = sfgb_mode_table(&nmodes);
+    for (int m = 0; m < nmodes; m++) {
         memset(&res[m], 0, sizeof res[m]);
-        if (sfgb_run_mode(c, bctx->quick, sfgb_modes[m].eager, sfgb_modes[m].disabled, &chk, &res[m])) {
+        if (sfgb_run_mode(c, bctx->quick, sfgb_modes[m].eager, sfgb_modes[m].disabled,
+                          sfgb_modes[m].graphs, &chk, &res[m])) {
             fprintf(stderr, "bench: case %s failed in mode %s\n", c->name, sfgb_modes[m].name);
             json_decref(modes);
             return 1;
@@ -258,6 +282,10 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
                (unsigned long long)s->listgens, (unsigned long long)s->tasks_fused,
                (unsigned long long)s->tasks_eliminated, (unsigned long long)s->tasks_compiled,
                same ? "same" : "DIFFERENT");
+        if (bench_gpu)
+            printf("%-18s %-11s   GPU time %.2f ms in %llu kernels, %llu graph launches (%llu "
+                   "built)\n", "", "", s->kernel_s * 1e3, (unsigned long long)s->kernels,
+                   (unsigned long long)s->graph_launches, (unsigned long long)s->graphs_built);
         json_array_append_new(
             modes, json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:b}", "mode",
                              sfgb_modes[m].name, "wall_ms", res[m].ms, "tasks_launched",
@@ -268,7 +296,16 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
                              (json_int_t)s->activations_demoted, "tasks_compiled",
                              (json_int_t)s->tasks_compiled, "optimizer_ms", s->optimizer_s * 1e3,
                              "backend_ms", s->backend_s * 1e3, "same_as_eager", same));
+        if (bench_gpu) {
+            json_t *last = json_array_get(modes, json_array_size(modes) - 1);
+            json_object_set_new(last, "gpu_kernel_ms", json_real(s->kernel_s * 1e3));
+            json_object_set_new(last, "gpu_kernels", json_integer((json_int_t)s->kernels));
+            json_object_set_new(last, "graph_launches", json_integer((json_int_t)s->graph_launches));
+        }
     }
+    if (bench_gpu)
+        printf("%-18s CUDA graphs vs stream launches (optimized): %.2fx less wall time\n", c->name,
+               res[2].ms / (res[1].ms > 0 ? res[1].ms : 1e-9));
     *task_ratio = (double)res[0].st.tasks_launched /
                   (double)(res[1].st.tasks_launched ? res[1].st.tasks_launched : 1);
     *time_ratio = res[0].ms / (res[1].ms > 0 ? res[1].ms : 1e-9);

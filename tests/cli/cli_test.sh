@@ -26,6 +26,15 @@ expect 2 "" -- "$plume"
 expect 2 "which scene?" -- "$plume" cook
 expect 2 "--frames must look like" -- "$plume" cook "$bad/tiny.json" --frames 5-2
 expect 2 "--device must be cpu, cuda or auto" -- "$plume" cook "$bad/tiny.json" --device tpu
+# --device: without a GPU, cuda fails naming why (nothing written) and auto falls back saying so
+if ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
+  echo "SKIPPED: the no-GPU checks of --device (a CUDA driver is installed here)"
+else
+  expect 1 "device cuda: no CUDA driver" -- "$plume" cook "$bad/tiny.json" --device cuda --out "$tmp/dc" --frames 1-1
+  [ ! -e "$tmp/dc" ] || { echo "FAIL: --device cuda without a GPU left $tmp/dc"; fails=$((fails+1)); }
+  expect 0 "auto: no usable GPU (no CUDA driver" -- "$plume" cook "$bad/tiny.json" --device auto --out "$tmp/da" --frames 1-1
+  grep -q "on CPU" "$tmp/err" || { echo "FAIL: --device auto did not say it cooks on the CPU"; fails=$((fails+1)); }
+fi
 expect 2 "--disable takes" -- "$plume" cook "$bad/tiny.json" --disable nothing
 expect 2 "unknown option '--fast'" -- "$plume" cook "$bad/tiny.json" --fast
 expect 2 "--out needs a value" -- "$plume" cook "$bad/tiny.json" --out
