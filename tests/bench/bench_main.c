@@ -67,6 +67,8 @@ static int write_json_atomic(const char *path, json_t *root)
 
 int main(int argc, char **argv)
 {
+    /* Line by line even into a file: a run cut short (a time limit) keeps the rows it printed. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
         usage(stderr);
         return 2;
