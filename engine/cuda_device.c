@@ -60,18 +60,26 @@ static int build_rt_kernels(void *user, LLVMContextRef ctx, LLVMModuleRef mod, c
     return 0;
 }
 
-static int load_rt_kernels(eng_cuda *cu, char *msg, size_t n)
+int eng_cuda_rt_kernels_ptx(int sm, char **ptx, char *msg, size_t msg_size)
 {
     ptx_options po = ptx_options_default();
-    po.sm = cu->sm;
+    po.sm = sm;
     po.runtime_bc = plm_runtime_bc_nvptx64;
     po.runtime_bc_size = plm_runtime_bc_nvptx64_size;
-    char *ptx = NULL;
     char err[1024];
-    if (ptx_emit(&po, build_rt_kernels, NULL, JIT_EMIT_ASM, &ptx, NULL, err, sizeof err) != 0) {
-        snprintf(msg, n, "GPU runtime kernels: %s", err);
+    *ptx = NULL;
+    if (ptx_emit(&po, build_rt_kernels, NULL, JIT_EMIT_ASM, ptx, NULL, err, sizeof err) != 0) {
+        snprintf(msg, msg_size, "GPU runtime kernels: %s", err);
         return -1;
     }
+    return 0;
+}
+
+static int load_rt_kernels(eng_cuda *cu, char *msg, size_t n)
+{
+    char *ptx = NULL;
+    if (eng_cuda_rt_kernels_ptx(cu->sm, &ptx, msg, n) != 0)
+        return -1;
     int rc = cuda_module_load_ptx(cu->drv, ptx, &cu->rt_module, msg, n);
     free(ptx);
     if (rc)

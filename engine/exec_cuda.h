@@ -44,6 +44,10 @@ void eng_cuda_arena_give(eng_cuda *cu, void *arena);
 void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes);
 void eng_cuda_buffer_free(eng_cuda *cu, void *p);
 
+/* The runtime's own GPU kernels (clear_list, listgen, gc) as PTX for sm (70..90), what
+ * eng_cuda_open loads: for checks without a GPU. *ptx is malloc'd. 0, or -1 with msg. */
+int eng_cuda_rt_kernels_ptx(int sm, char **ptx, char *msg, size_t msg_size);
+
 /* The executor (sfg_executor_fn); ud is the eng_context. */
 int eng_exec_batch_cuda(void *ud, const struct sfg_batch *batch);
 

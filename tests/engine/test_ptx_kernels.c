@@ -11,6 +11,7 @@
 #include "engine/listing.h"
 #include "engine/lower/lower.h"
 #include "engine/passes/passes.h"
+#include "engine/exec_cuda.h"
 #include "sparse/bitcode.h"
 #include "../codegen/ptxas_util.h"
 #if PLUME_HAVE_OPT
@@ -139,6 +140,32 @@ int main(int argc, char **argv)
         files++;
         pk_result_free(r);
         free(src);
+    }
+    /* the runtime's own GPU kernels, as the executor makes them for an A100 and an H100 */
+    for (int sm = 80; sm <= 90; sm += 10) {
+        char *ptx = NULL, err[1024], log[2048], stem[32];
+        if (eng_cuda_rt_kernels_ptx(sm, &ptx, err, sizeof err) != 0) {
+            fprintf(stderr, "runtime GPU kernels for sm_%d: %s\n", sm, err);
+            failures++;
+            continue;
+        }
+        static const char *const names[] = {"plm_cuda_k_clear_list", "plm_cuda_k_listgen_root",
+                                            "plm_cuda_k_listgen_items", "plm_cuda_k_gc_begin",
+                                            "plm_cuda_k_gc_items", "plm_cuda_k_gc_end"};
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            char entry[64];
+            snprintf(entry, sizeof entry, ".entry %s(", names[k]);
+            if (!strstr(ptx, entry)) {
+                fprintf(stderr, "runtime GPU kernels for sm_%d: no entry %s\n", sm, names[k]);
+                failures++;
+            }
+        }
+        snprintf(stem, sizeof stem, "ptx_rt_kernels_%d", sm);
+        if (run_ptxas(ptxas, ptx, stem, sm, log, sizeof log) != 0) {
+            fprintf(stderr, "runtime GPU kernels: ptxas sm_%d rejects them:\n%s\n", sm, log);
+            failures++;
+        }
+        free(ptx);
     }
     printf("%d files, %d tasks assembled for sm_80 and sm_90, %d kernels skipped (field types "
            "engine fields cannot hold), %d failures\n", files, tasks_checked, kernels_skipped, failures);
