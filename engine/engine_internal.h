@@ -73,6 +73,10 @@ void eng_runtime_free(eng_context *ctx);
 /* The SFG executor (exec.c; exec_cuda.c on a GPU). */
 int eng_exec_batch(void *ud, const sfg_batch *batch);
 sfg_executor_fn eng_executor(const eng_context *ctx);
+/* The SNode a runtime task (clear_list, listgen, gc) names as field id * 16 + level: its tree's
+ * runtime, the SNode's id there and (level may be NULL) the level. ENG_OK or an engine error. */
+int eng_task_snode(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode,
+                   uint32_t *level);
 /* Budget and range errors recorded by running tasks, as an engine error; cleared. */
 int eng_check_runtime_errors(eng_context *ctx);
 /* An SFG failure as an engine error (the executor's own message is kept). */

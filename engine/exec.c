@@ -72,10 +72,12 @@ static void run_struct(void *ud, int64_t lo, int64_t hi, int worker)
     ((plm_task_struct_fn)j->fn)(j->tc, (int32_t)lo, (int32_t)hi);
 }
 
-/* The runtime's own tasks name an SNode as field id * 16 + level. */
-static int snode_of(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode)
+int eng_task_snode(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode,
+                   uint32_t *level_out)
 {
     uint32_t fid = snode / 16, level = snode % 16;
+    if (level_out)
+        *level_out = level;
     if (fid >= (uint32_t)ctx->nfields)
         return eng_fail(ctx, ENG_EINTERNAL, "runtime task on unknown field %u", fid);
     eng_field *f = ctx->fields[fid];
@@ -124,7 +126,7 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
     case SFG_GC: {
         plm_runtime *rt = NULL;
         int32_t sn = 0;
-        if ((rc = snode_of(ctx, t->meta->snode, &rt, &sn)) != ENG_OK)
+        if ((rc = eng_task_snode(ctx, t->meta->snode, &rt, &sn, NULL)) != ENG_OK)
             return rc;
         if (t->meta->type == SFG_CLEAR_LIST)
             exec_clear_list(rt, sn);

@@ -181,23 +181,6 @@ static int add_edge(eng_cuda *cu, uint32_t from, uint32_t to)
     return 0;
 }
 
-/* The runtime's own tasks name an SNode as field id * 16 + level. */
-static int snode_of(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode,
-                    uint32_t *level)
-{
-    uint32_t fid = snode / 16;
-    *level = snode % 16;
-    if (fid >= (uint32_t)ctx->nfields)
-        return eng_fail(ctx, ENG_EINTERNAL, "runtime task on unknown field %u", fid);
-    const ir_field_info *info = eng_field_ir_info(ctx->fields[fid]);
-    if (!info || *level >= info->nlevels)
-        return eng_fail(ctx, ENG_EINTERNAL, "runtime task on unknown level %u of field %u", *level,
-                        fid);
-    *rt = plm_tree_runtime(eng_field_tree(ctx->fields[fid]));
-    *rt_snode = info->levels[*level].rt_snode;
-    return ENG_OK;
-}
-
 /* Bytes of a task's parameter block: plm_task_ctx, then rt[], rt_field[] (padded to 8), args. */
 static size_t params_bytes(const sfg_exec_task *t)
 {
@@ -299,7 +282,7 @@ static int plan_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code, s
         plm_runtime *rt = NULL;
         int32_t sn = 0;
         uint32_t level = 0;
-        if ((rc = snode_of(ctx, t->meta->snode, &rt, &sn, &level)) != ENG_OK)
+        if ((rc = eng_task_snode(ctx, t->meta->snode, &rt, &sn, &level)) != ENG_OK)
             return rc;
         uint64_t r = (uint64_t)(uintptr_t)rt;
         int bad = 0;

@@ -13,6 +13,7 @@
  * cooked alone and synced, timed, optimized and eager. M voxel-updates/s = voxels of the
  * velocity's domain (the fluid the step updates) / the step's time.
  *
+ * PLUME_BENCH_DEVICE=cuda runs both parts on the GPU.
  * The CLI and the plugin come from this build (PLUME_BENCH_CLI, PLUME_BENCH_PLUGIN; the
  * environment variables of the same names override them). PLUME_BENCH_SMOKE_STATE=FILE.vdb
  * runs part 2 alone on that frame. */
@@ -104,10 +105,13 @@ static int cook_variant(const variant *v, const char *dir, int frames, run_resul
             *p = '_';
     snprintf(frames_arg, sizeof frames_arg, "1-%d", frames);
     snprintf(stats, sizeof stats, "%s/stats.json", r->out);
-    const char *argv[16] = {env_or("PLUME_BENCH_CLI", PLUME_BENCH_CLI), "cook",
+    const char *argv[20] = {env_or("PLUME_BENCH_CLI", PLUME_BENCH_CLI), "cook",
                             env_or("PLUME_BENCH_SCENE", PLUME_BENCH_SCENE), "--frames", frames_arg,
                             "--out", r->out, "--mode", v->mode, "--stats", stats, "--quiet"};
     int n = 12;
+    /* PLUME_BENCH_DEVICE=cuda: the same frames on the GPU (the CLI's --device) */
+    argv[n++] = "--device";
+    argv[n++] = env_or("PLUME_BENCH_DEVICE", "cpu");
     if (v->disable) {
         argv[n++] = "--disable";
         argv[n++] = v->disable;
@@ -223,7 +227,8 @@ static int step_open(step_ctx *s, void *dl, plume_exec_mode mode, const char *st
     }
     plume_context_options o = {0};
     o.struct_size = sizeof o;
-    o.device = PLUME_DEVICE_CPU;
+    o.device = strcmp(env_or("PLUME_BENCH_DEVICE", "cpu"), "cuda") ? PLUME_DEVICE_CPU
+                                                                 : PLUME_DEVICE_CUDA;
     o.mode = mode;
     if (s->api->context_create(&o, NULL, &s->ctx) != PLUME_OK) {
         fprintf(stderr, "plume-bench smoke: context_create failed\n");
@@ -364,7 +369,8 @@ static int bench_smoke(bench_ctx *bc)
         fprintf(stderr, "plume-bench smoke: outputs kept in %s\n", dir);
         return 1;
     }
-    printf("smoke: %s, frames 1-%d, CPU\n", env_or("PLUME_BENCH_SCENE", PLUME_BENCH_SCENE), frames);
+    printf("smoke: %s, frames 1-%d, device %s\n", env_or("PLUME_BENCH_SCENE", PLUME_BENCH_SCENE),
+           frames, env_or("PLUME_BENCH_DEVICE", "cpu"));
     printf("%-11s %10s %12s %9s %9s %9s %8s %7s %9s %11s\n", "variant", "frame1 ms", "ms/frame 2+",
            "wall s", "compile", "tasks", "listgen", "fused", "peak MiB", "max|d-eager|");
     char last_eager[4300], last[4300];

@@ -35,6 +35,17 @@ else
   expect 0 "auto: no usable GPU (no CUDA driver" -- "$plume" cook "$bad/tiny.json" --device auto --out "$tmp/da" --frames 1-1
   grep -q "on CPU" "$tmp/err" || { echo "FAIL: --device auto did not say it cooks on the CPU"; fails=$((fails+1)); }
 fi
+# --device with a fake driver (tests/backend/fake_cuda.c, its folder as the fourth argument): a
+# device the engine cannot use is named with the reason, and auto falls back past it
+fake=${4:-}
+if [ -n "$fake" ] && [ -e "$fake/libcuda.so.1" ]; then
+  expect 1 "device cuda: device Fake GPU has no managed memory" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=one "$plume" cook "$bad/tiny.json" --device cuda --out "$tmp/df" --frames 1-1
+  expect 1 "device cuda: CUDA driver 12.4 found but it reports 0 devices" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=zero "$plume" cook "$bad/tiny.json" --device cuda --out "$tmp/df" --frames 1-1
+  [ ! -e "$tmp/df" ] || { echo "FAIL: --device cuda on an unusable GPU left $tmp/df"; fails=$((fails+1)); }
+  expect 0 "auto: no usable GPU (device Fake GPU has no managed memory" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=one "$plume" cook "$bad/tiny.json" --device auto --out "$tmp/dfa" --frames 1-1
+else
+  echo "SKIPPED: --device with the fake driver (no fake libcuda.so.1 folder given)"
+fi
 expect 2 "--disable takes" -- "$plume" cook "$bad/tiny.json" --disable nothing
 expect 2 "unknown option '--fast'" -- "$plume" cook "$bad/tiny.json" --fast
 expect 2 "--out needs a value" -- "$plume" cook "$bad/tiny.json" --out
