@@ -12,7 +12,11 @@ int32_t plm_rt_pointer_get_num_elements(plm_runtime *rt, int32_t snode, uint8_t 
     return rt_sn(rt, snode)->num_cells;
 }
 
-static uint8_t *install(plm_runtime *rt, int32_t snode, uint8_t *c, int32_t i)
+/* Out of line on purpose: the slow path (lock, allocate, fill) is rare, and inlined at every
+ * activating access of a task it made GPU kernels several times larger, which the driver's PTX
+ * compiler pays for in seconds per task. The fast path above stays inline. */
+__attribute__((noinline)) static uint8_t *install(plm_runtime *rt, int32_t snode, uint8_t *c,
+                                                  int32_t i)
 {
     plm_rt_snode *s = rt_sn(rt, snode);
     uint8_t **slot = rt_pointer_slots(s, c) + i;
