@@ -4,8 +4,9 @@
 #   scripts/gpu_check.sh [OUT_DIR] [PART...]     parts: tests bench smoke (default: all three)
 # tests: the kernel-running tests with PLUME_DEVICE=cuda; bench: plume-bench gpu (micro,
 # maccormack 256^3, mgpcg) with JSON; smoke: 8 frames of the default scene on the GPU, eager,
-# optimized, optimized on streams, with --stats. Everything goes to OUT_DIR (default gpu-out),
-# line by line, so a run cut short keeps what it printed.
+# optimized, optimized on streams, with --stats. What it reports goes to OUT_DIR (default
+# gpu-out), line by line, so a run cut short keeps what it printed: at most 8 files (the lent
+# machine's tool brings back no more), the cooked frames to /tmp.
 set -u
 out=${1:-gpu-out}; shift || true
 parts=${*:-tests bench smoke}
@@ -26,15 +27,15 @@ for p in $parts; do
         > "$out/tests.txt" 2>&1; tail -15 "$out/tests.txt" ;;
     bench)
       for s in mgpcg maccormack micro; do
-        build/bin/plume-bench gpu "$s" --json "$out/gpu_$s.json" > "$out/gpu_$s.txt" 2>&1
-        grep -E "geometric|graphs vs|fewer \(target" "$out/gpu_$s.txt"
-      done ;;
+        build/bin/plume-bench gpu "$s" --json "$out/gpu_$s.json" >> "$out/bench.txt" 2>&1
+      done
+      grep -E "geometric|graphs vs|fewer \(target" "$out/bench.txt" ;;
     smoke)
       for v in optimized eager; do
         build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda --mode $v \
-          --out "$out/smoke_$v" --stats "$out/smoke_$v.json" --no-checkpoint 2>&1 | tail -3
+          --out "/tmp/gpu-smoke-$v" --stats "$out/smoke_$v.json" --no-checkpoint 2>&1 | tail -3
       done
       PLUME_CUDA_GRAPHS=0 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda \
-        --out "$out/smoke_stream" --stats "$out/smoke_stream.json" --no-checkpoint 2>&1 | tail -3 ;;
+        --out /tmp/gpu-smoke-stream --stats "$out/smoke_stream.json" --no-checkpoint 2>&1 | tail -3 ;;
   esac
 done
