@@ -85,10 +85,12 @@ static int load_rt_kernels(eng_cuda *cu, char *msg, size_t n)
     if (rc)
         return -1;
     static const char *const names[] = {"plm_cuda_k_clear_list", "plm_cuda_k_listgen_root",
-                                        "plm_cuda_k_listgen_items", "plm_cuda_k_gc_begin",
-                                        "plm_cuda_k_gc_items", "plm_cuda_k_gc_end"};
+                                        "plm_cuda_k_listgen_items", "plm_cuda_k_listgen_cells",
+                                        "plm_cuda_k_gc_begin", "plm_cuda_k_gc_items",
+                                        "plm_cuda_k_gc_end"};
     CUfunction *slots[] = {&cu->k_clear_list, &cu->k_listgen_root, &cu->k_listgen_items,
-                           &cu->k_gc_begin, &cu->k_gc_items, &cu->k_gc_end};
+                           &cu->k_listgen_cells, &cu->k_gc_begin, &cu->k_gc_items,
+                           &cu->k_gc_end};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (cuda_check(cu->drv, cu->drv->cuModuleGetFunction(slots[i], cu->rt_module, names[i]),
                        names[i], msg, n))

@@ -41,7 +41,8 @@ struct eng_cuda {
 
     /* the runtime's own kernels (cuda_rt_kernels.c) */
     CUmodule rt_module;
-    CUfunction k_clear_list, k_listgen_root, k_listgen_items, k_gc_begin, k_gc_items, k_gc_end;
+    CUfunction k_clear_list, k_listgen_root, k_listgen_items, k_listgen_cells, k_gc_begin, k_gc_items,
+        k_gc_end;
 
     /* task modules, unloaded at close */
     CUmodule *modules;

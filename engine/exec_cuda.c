@@ -291,7 +291,12 @@ static int plan_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code, s
         } else if (t->meta->type == SFG_LISTGEN) {
             if (level == 1)
                 bad = add_launch(cu, cu->k_listgen_root, 1, 1, 1, r, 0, 0);
-            bad = bad || add_launch(cu, cu->k_listgen_items, sms * 4, 128, 2, r, (uint64_t)sn, 0);
+            /* a thread per cell, except for dynamic SNodes (reached through chunk chains) */
+            const ir_field_info *fi = eng_field_ir_info(ctx->fields[t->meta->snode / 16]);
+            int dynamic = fi && fi->levels[level].kind == IR_KIND_DYNAMIC;
+            bad = bad || add_launch(cu, dynamic ? cu->k_listgen_items : cu->k_listgen_cells,
+                                    sms * (dynamic ? 4 : 16), dynamic ? 128 : 256, 2, r,
+                                    (uint64_t)sn, 0);
         } else {
             bad = add_launch(cu, cu->k_gc_begin, 1, 1, 2, r, (uint64_t)sn, 0) ||
                   add_launch(cu, cu->k_gc_items, sms * 4, 128, 2, r, (uint64_t)sn, 0) ||

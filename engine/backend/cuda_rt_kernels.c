@@ -48,6 +48,15 @@ void plm_cuda_k_listgen_items(plm_runtime *rt, int32_t snode)
         plm_rt_listgen_item(rt, snode, i);
 }
 
+/* One thread per cell of the parent's containers: a sparse level of 4096 cells is one work
+ * item, which a single thread would scan alone. Not for dynamic SNodes (the items kernel). */
+void plm_cuda_k_listgen_cells(plm_runtime *rt, int32_t snode)
+{
+    int64_t n = plm_rt_listgen_num_cells(rt, snode);
+    for (int64_t i = grid_thread(); i < n; i += grid_threads())
+        plm_rt_listgen_cell(rt, snode, i);
+}
+
 void plm_cuda_k_gc_begin(plm_runtime *rt, int32_t snode)
 {
     if (first_thread())

@@ -134,6 +134,37 @@ void plm_rt_listgen_item(plm_runtime *rt, int32_t snode, int32_t item)
     }
 }
 
+int64_t plm_rt_listgen_num_cells(plm_runtime *rt, int32_t snode)
+{
+    const plm_rt_snode *s = rt_sn(rt, snode);
+    if (snode == 0)
+        return 1;
+    return (int64_t)plm_rt_list_size(rt, s->parent) * s->num_cells;
+}
+
+void plm_rt_listgen_cell(plm_runtime *rt, int32_t snode, int64_t idx)
+{
+    plm_rt_snode *s = rt_sn(rt, snode);
+    if (snode == 0) {
+        plm_rt_listgen_root(rt);
+        return;
+    }
+    if (s->kind == PLM_RT_DYNAMIC)
+        return;
+    const plm_rt_elem *pe = plm_rt_list_get(rt, s->parent, (int32_t)(idx / s->num_cells));
+    int32_t i = (int32_t)(idx % s->num_cells);
+    uint8_t *c = pe->cell + s->offset_in_parent;
+    uint8_t *cell = active_cell(s, c, i);
+    if (!cell)
+        return;
+    int32_t base[3];
+    for (int a = 0; a < 3; a++)
+        base[a] = pe->coord[a] + (s->parent == 0 ? s->coord_offset[a] : 0);
+    int32_t at = plm_rt_list_reserve(rt, &s->list, 1, snode);
+    if (at >= 0)
+        put((plm_rt_elem *)plm_rt_list_slot(&s->list, at), s, base, cell, i);
+}
+
 void plm_rt_listgen(plm_runtime *rt, int32_t snode)
 {
     if (snode == 0) {

@@ -262,6 +262,13 @@ plm_rt_elem *plm_rt_list_get(plm_runtime *rt, int32_t snode, int32_t i);
 void plm_rt_listgen_root(plm_runtime *rt);
 int32_t plm_rt_listgen_num_items(plm_runtime *rt, int32_t snode);
 void plm_rt_listgen_item(plm_runtime *rt, int32_t snode, int32_t item);
+/* The same work one cell at a time, for wide machines (a GPU thread per cell): cells are
+ * numbered entry * num_cells + i over the parent's list, and plm_rt_listgen_cell appends cell
+ * idx when it is active (one atomic reservation each; the list's order is then any). Not for
+ * dynamic SNodes (their cells are reached through a chunk chain): use the items there, and
+ * plm_rt_listgen_cell does nothing for them. */
+int64_t plm_rt_listgen_num_cells(plm_runtime *rt, int32_t snode);
+void plm_rt_listgen_cell(plm_runtime *rt, int32_t snode, int64_t idx);
 /* Clears list(snode) and fills it from list(parent) on one thread. */
 void plm_rt_listgen(plm_runtime *rt, int32_t snode);
 
@@ -286,6 +293,7 @@ void plm_rt_listgen(plm_runtime *rt, int32_t snode);
     X(plm_rt_lookup_element) X(plm_rt_cell_index) X(plm_rt_container_of) X(plm_rt_field_ptr) \
     X(plm_rt_access) X(plm_rt_is_active_at) X(plm_rt_activate_at) X(plm_rt_deactivate_at)    \
     X(plm_rt_list_clear) X(plm_rt_list_size) X(plm_rt_list_get) X(plm_rt_listgen_root)       \
-    X(plm_rt_listgen_num_items) X(plm_rt_listgen_item) X(plm_rt_listgen)
+    X(plm_rt_listgen_num_items) X(plm_rt_listgen_item) X(plm_rt_listgen)                     \
+    X(plm_rt_listgen_num_cells) X(plm_rt_listgen_cell)
 
 #endif

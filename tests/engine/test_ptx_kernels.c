@@ -150,7 +150,8 @@ int main(int argc, char **argv)
             continue;
         }
         static const char *const names[] = {"plm_cuda_k_clear_list", "plm_cuda_k_listgen_root",
-                                            "plm_cuda_k_listgen_items", "plm_cuda_k_gc_begin",
+                                            "plm_cuda_k_listgen_items",
+                                            "plm_cuda_k_listgen_cells", "plm_cuda_k_gc_begin",
                                             "plm_cuda_k_gc_items", "plm_cuda_k_gc_end"};
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
             char entry[64];

@@ -284,13 +284,30 @@ static void compare_all(model *m, const char *when)
           (unsigned long long)(after.bytes_in_use - before.bytes_in_use));
 }
 
-/* Lists every level and checks the listed cells are exactly the active ones. */
-static void compare_lists(model *m, int nthreads)
+/* The lists a GPU makes: level by level from the parent's list, one call per cell
+ * (plm_rt_listgen_cell), here in reverse order since a GPU's order is any; dynamic levels by
+ * work items, as the GPU executor does. Returns the size of list(sn). */
+static int64_t listgen_by_cell(model *m, int sn)
+{
+    plm_runtime *rt = plm_tree_runtime(m->t);
+    if (rt->snodes[sn].kind == PLM_RT_DYNAMIC)
+        return plm_tree_listgen(m->t, sn, 1);
+    if (rt->snodes[sn].parent == 0)
+        plm_rt_listgen_root(rt);
+    plm_rt_list_clear(rt, sn);
+    for (int64_t i = plm_rt_listgen_num_cells(rt, sn) - 1; i >= 0; i--)
+        plm_rt_listgen_cell(rt, sn, i);
+    return plm_rt_list_size(rt, sn);
+}
+
+/* Lists every level and checks the listed cells are exactly the active ones. by_cell: the
+ * lists are made one cell at a time (listgen_by_cell), else by plm_tree_listgen's items. */
+static void compare_lists(model *m, int nthreads, int by_cell)
 {
     plm_runtime *rt = plm_tree_runtime(m->t);
     for (int l = 0; l < m->nl; l++) {
         int sn = m->first_snode + l;
-        int64_t n = plm_tree_listgen(m->t, sn, nthreads);
+        int64_t n = by_cell ? listgen_by_cell(m, sn) : plm_tree_listgen(m->t, sn, nthreads);
         uint8_t *seen = calloc((size_t)m->ncells[l], 1);
         int64_t want = 0;
         for (int i = 0; i < m->nvox; i++) {
@@ -386,13 +403,14 @@ static void run_model(model *m, uint64_t seed, int ops)
             plm_tree_gc(m->t);
             model_prune(m);
         } else {
-            compare_lists(m, 1 + (int)rng_below(&r, 2));
+            compare_lists(m, 1 + (int)rng_below(&r, 2), (int)rng_below(&r, 2));
         }
         if (op % 500 == 499)
             compare_all(m, "periodic");
     }
     compare_all(m, "end");
-    compare_lists(m, 2);
+    compare_lists(m, 2, 0);
+    compare_lists(m, 1, 1);
     char msg[256];
     CHECK(plm_tree_check_error(m->t, msg, sizeof msg) == 0, "%s: runtime error %s", m->text, msg);
     /* Deactivating every top cell and collecting leaves nothing allocated. */
