@@ -186,6 +186,14 @@ static void load_shared(void)
         shared_drv = NULL;
 }
 
+/* The table dies with the code that reads it: a host that dlcloses the plugin (the plume CLI
+ * does) would otherwise leave it unreachable. The driver library itself stays loaded. */
+__attribute__((destructor)) static void free_shared(void)
+{
+    free(shared_drv);
+    shared_drv = NULL;
+}
+
 int cuda_driver_shared(const cuda_driver **out, char *msg, size_t msg_size)
 {
     pthread_once(&shared_once, load_shared);

@@ -11,8 +11,9 @@
  * and the caller launches on streams instead.
  *
  * Ownership and lifetime. cuda_driver_shared() loads the process's driver once and returns a
- * table that lives until exit. cuda_driver_load() loads a table from an explicit library (tests
- * point it at a fake driver) and cuda_driver_free() frees the table. The library itself is
+ * table that lives until exit, or until the library this code is linked into is unloaded.
+ * cuda_driver_load() loads a table from an explicit library (tests point it at a fake driver)
+ * and cuda_driver_free() frees the table. The library itself is
  * never dlclose'd: a CUDA driver leaves threads behind, and unloading it under them crashes.
  *
  * Threads. Every function here may be called from any thread; cuda_driver_shared is safe to
