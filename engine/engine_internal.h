@@ -73,6 +73,9 @@ void eng_runtime_free(eng_context *ctx);
 /* The SFG executor (exec.c; exec_cuda.c on a GPU). */
 int eng_exec_batch(void *ud, const sfg_batch *batch);
 sfg_executor_fn eng_executor(const eng_context *ctx);
+/* The code cache's entry for a task with code (serial, range_for, struct_for): found, or made
+ * with the task lowered for code generation (*fresh = 1: the caller compiles it). */
+int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *fresh);
 /* The SNode a runtime task (clear_list, listgen, gc) names as field id * 16 + level: its tree's
  * runtime, the SNode's id there and (level may be NULL) the level. ENG_OK or an engine error. */
 int eng_task_snode(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode,

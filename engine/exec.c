@@ -19,10 +19,9 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Code for a bound task: lowered, optimized and submitted to the JIT on first sight. */
-static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code **out,
-                       jit_task **pending, int *npending)
+int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *fresh)
 {
+    *fresh = 0;
     eng_code *c = code_cache_find(&ctx->codes, t->ir.hash);
     if (c) {
         *out = c;
@@ -41,6 +40,23 @@ static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code **out,
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     }
     c->lowered = low;
+    *out = c;
+    *fresh = 1;
+    return ENG_OK;
+}
+
+/* Code for a bound task: lowered, optimized and submitted to the JIT on first sight. */
+static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code **out,
+                       jit_task **pending, int *npending)
+{
+    eng_code *c = NULL;
+    int fresh = 0, rc = eng_code_for(ctx, t, &c, &fresh);
+    if (rc != ENG_OK || !fresh) {
+        *out = c;
+        return rc;
+    }
+    ir_task *low = c->lowered;
+    char err[512];
     jit_request req;
     if (cg_task_request(low, c->fn, &c->result, &req, err, sizeof err) != 0)
         return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);

@@ -105,28 +105,14 @@ static int compile_batch(eng_context *ctx, const sfg_batch *batch, eng_code **co
         if (t->meta->type != SFG_SERIAL && t->meta->type != SFG_RANGE_FOR &&
             t->meta->type != SFG_STRUCT_FOR)
             continue;
-        eng_code *c = code_cache_find(&ctx->codes, t->ir.hash);
-        if (c) {
-            codes[i] = c;
-            continue;
-        }
-        double t0 = now_s();
-        const passes_bound *b = t->ir.ir;
-        ir_task *low = NULL;
-        if (passes_prepare_codegen(b->task, &low, err, sizeof err) != 0) {
-            rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
+        eng_code *c = NULL;
+        int is_new = 0;
+        if ((rc = eng_code_for(ctx, t, &c, &is_new)) != ENG_OK)
             break;
-        }
-        ctx->stats.frontend_s += now_s() - t0;
-        c = code_cache_add(&ctx->codes, t->ir.hash);
-        if (!c) {
-            ir_task_free(low);
-            rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-            break;
-        }
-        c->lowered = low;
         codes[i] = c;
-        jobs[njobs] = (compile_job){.cu = cu, .low = low, .name = t->name};
+        if (!is_new)
+            continue;
+        jobs[njobs] = (compile_job){.cu = cu, .low = c->lowered, .name = t->name};
         fresh[njobs++] = c;
     }
     if (rc == ENG_OK && njobs) {
