@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <llvm-c/Error.h>
+#include <llvm-c/ExecutionEngine.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/OrcEE.h>
 #include <llvm-c/Orc.h>
 
 #include "engine/codegen/toolchain.h"
@@ -277,6 +279,22 @@ static void *worker_main(void *arg)
 
 /* ---- creation ---- */
 
+/* PLUME_PERF=1: tasks are announced to perf (`perf record -k 1`, then `perf inject --jit`),
+ * which needs the RTDyld object layer that the perf listener plugs into; profiling only. */
+static LLVMOrcObjectLayerRef perf_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+                                        const char *triple)
+{
+    (void)ctx;
+    (void)triple;
+    LLVMOrcObjectLayerRef l = LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+    LLVMJITEventListenerRef p = LLVMCreatePerfJITEventListener();
+    if (p)
+        LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(l, p);
+    else
+        fprintf(stderr, "plume: PLUME_PERF: this LLVM has no perf listener\n");
+    return l;
+}
+
 int jit_create(const jit_config *cfg, jit **out, char *err, size_t err_size)
 {
     if (!out) {
@@ -310,6 +328,9 @@ int jit_create(const jit_config *cfg, jit **out, char *err, size_t err_size)
     j->stats.compile_threads = c.compile_threads;
 
     LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
+    const char *perf = getenv("PLUME_PERF");
+    if (perf && *perf && strcmp(perf, "0") != 0)
+        LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(b, perf_layer, NULL);
     LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->lljit, b); /* takes b */
     if (e) {
         char *why = error_from(e);
