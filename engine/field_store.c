@@ -6,6 +6,7 @@
 #include "sparse/tree.h"
 #if PLUME_HAVE_KERNELS
 #include "engine/exec_cuda.h"
+#include "engine/passes/passes.h"
 #endif
 
 #include <math.h>
@@ -63,6 +64,7 @@ static int make_ir_info(eng_field *f)
         }
     }
     in->dim = (uint8_t)dim;
+    ir_field_info_set_geometry(in, &lay->cfg, f->fid);
     return 0;
 }
 #else

@@ -71,9 +71,61 @@ LLVMValueRef cg_field_id(cg_fn *f, int slot)
     return f->fid[slot];
 }
 
+/* A geometry member the task's field info knows (ir_geom): its value, so the code folds it
+ * instead of loading it from the runtime. 1 when known. */
+static int geom_const(const cg_fn *f, int slot, int what, int32_t snode, uint64_t member,
+                      uint64_t *v)
+{
+    const ir_field_info *fi = &f->task->fields[slot];
+    if (what == CG_AT_FIELD) {
+        if (!fi->place_known)
+            return 0;
+        if (member == offsetof(plm_rt_field, offset))
+            *v = fi->place_offset;
+        else if (member == offsetof(plm_rt_field, stride))
+            *v = fi->place_stride;
+        else
+            return 0;
+        return 1;
+    }
+    if (what != CG_AT_SNODE)
+        return 0;
+    const ir_level *lv = NULL;
+    for (int l = 0; l < fi->nlevels && !lv; l++)
+        if (fi->levels[l].rt_snode == snode && fi->levels[l].geom.known)
+            lv = &fi->levels[l];
+    if (!lv)
+        return 0;
+    const ir_geom *g = &lv->geom;
+    for (unsigned a = 0; a < IR_MAX_DIM; a++) {
+        if (member == offsetof(plm_rt_snode, axis_bits) + 4 * a)
+            return *v = lv->log2_size[a], 1;
+        if (member == offsetof(plm_rt_snode, axis_shift) + 4 * a)
+            return *v = g->axis_shift[a], 1;
+        if (member == offsetof(plm_rt_snode, index_shift) + 4 * a)
+            return *v = g->index_shift[a], 1;
+        if (member == offsetof(plm_rt_snode, extent_bits) + 4 * a)
+            return *v = g->extent_bits[a], 1;
+        if (member == offsetof(plm_rt_snode, coord_offset) + 4 * a)
+            return *v = (uint64_t)(int64_t)g->coord_offset[a], 1;
+    }
+    if (member == offsetof(plm_rt_snode, num_cells))
+        return *v = (uint64_t)(int64_t)g->num_cells, 1;
+    if (member == offsetof(plm_rt_snode, header_bytes))
+        return *v = g->header_bytes, 1;
+    if (member == offsetof(plm_rt_snode, cell_bytes))
+        return *v = g->cell_bytes, 1;
+    if (member == offsetof(plm_rt_snode, offset_in_parent))
+        return *v = g->offset_in_parent, 1;
+    return 0;
+}
+
 LLVMValueRef cg_rt_load(cg_fn *f, int slot, int what, int32_t snode, uint64_t member,
                         LLVMTypeRef ty)
 {
+    uint64_t known;
+    if (geom_const(f, slot, what, snode, member, &known))
+        return LLVMConstInt(ty, known, 0);
     uint64_t off = member;
     if (what == CG_AT_SNODE)
         off += offsetof(plm_runtime, snodes) + (uint64_t)snode * sizeof(plm_rt_snode);

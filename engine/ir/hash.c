@@ -80,6 +80,10 @@ static int stream(ir_task *t, words *ws)
         /* names do not change behaviour; the layout does */
         put(ws, (uint64_t)f->elem | (uint64_t)f->components << 8 | (uint64_t)f->dim << 16 |
                     (uint64_t)f->nlevels << 24);
+        /* the geometry too (ir_geom): code folds it in */
+        put(ws, f->place_known);
+        put(ws, f->place_offset);
+        put(ws, f->place_stride);
         for (int l = 0; l < f->nlevels && l < IR_MAX_LEVELS; l++)
             put_bytes(ws, &f->levels[l], sizeof f->levels[l]);
     }

@@ -79,12 +79,26 @@ typedef enum ir_snode_kind {
 #define IR_MAX_DIM 3
 #define IR_NAME_MAX 64
 
+/* The runtime geometry of one level (the plm_rt_snode members generated code reads), when
+ * the field it came from is known. Code generation then folds these values into the code
+ * instead of loading them from the bound runtime at every call; they are part of the task's
+ * hash, so code made for one geometry only runs on trees of that geometry. known = 0 (tests
+ * that build fields by hand, listings): everything is read from the runtime. */
+typedef struct ir_geom {
+    uint8_t known;
+    uint8_t axis_shift[IR_MAX_DIM], index_shift[IR_MAX_DIM], extent_bits[IR_MAX_DIM];
+    int32_t coord_offset[IR_MAX_DIM];
+    int32_t num_cells;
+    uint64_t header_bytes, cell_bytes, offset_in_parent;
+} ir_geom;
+
 /* One level of a field's SNode chain. */
 typedef struct ir_level {
     uint8_t kind;               /* ir_snode_kind */
     uint8_t log2_size[IR_MAX_DIM]; /* cells per container along x, y, z, as log2 (0: 1 cell) */
     int32_t rt_snode;           /* the SNode's id in the field's runtime tree (plm_rt_snode.id);
                                  * informational for codegen; -1 when unknown */
+    ir_geom geom;
 } ir_level;
 
 /* A field parameter as the IR sees it. Filled by the caller of ir_compile_kernel (from the
@@ -100,6 +114,8 @@ typedef struct ir_field_info {
     uint8_t components;  /* 1..4 (vec3 fields: 3) */
     uint8_t dim;         /* 0..3 */
     uint8_t nlevels;     /* 1..IR_MAX_LEVELS, root included */
+    uint8_t place_known; /* place_offset and place_stride hold the runtime's plm_rt_field values */
+    uint64_t place_offset, place_stride;
     ir_level levels[IR_MAX_LEVELS];
 } ir_field_info;
 

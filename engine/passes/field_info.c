@@ -64,6 +64,35 @@ int ir_field_info_from_layout(const plm_layout *layout, int field, ir_field_info
         snprintf(err, n, "field '%s': %u components", fi.name, fi.components);
         return -1;
     }
+    ir_field_info_set_geometry(&fi, cfg, field);
     *out = fi;
     return 0;
+}
+
+void ir_field_info_set_geometry(ir_field_info *out, const plm_rt_config *cfg, int field)
+{
+    for (int l = 0; l < out->nlevels; l++) {
+        ir_level *lv = &out->levels[l];
+        if (lv->rt_snode < 0 || lv->rt_snode >= cfg->num_snodes)
+            return;
+        const plm_rt_snode *sn = &cfg->snodes[lv->rt_snode];
+        ir_geom *g = &lv->geom;
+        memset(g, 0, sizeof *g);
+        for (int a = 0; a < IR_MAX_DIM; a++) {
+            g->axis_shift[a] = (uint8_t)sn->axis_shift[a];
+            g->index_shift[a] = (uint8_t)sn->index_shift[a];
+            g->extent_bits[a] = (uint8_t)sn->extent_bits[a];
+            g->coord_offset[a] = sn->coord_offset[a];
+        }
+        g->num_cells = sn->num_cells;
+        g->header_bytes = sn->header_bytes;
+        g->cell_bytes = sn->cell_bytes;
+        g->offset_in_parent = sn->offset_in_parent;
+        g->known = 1;
+    }
+    if (field >= 0 && field < cfg->num_fields) {
+        out->place_offset = cfg->fields[field].offset;
+        out->place_stride = cfg->fields[field].stride;
+        out->place_known = 1;
+    }
 }

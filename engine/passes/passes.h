@@ -37,6 +37,10 @@
 int ir_field_info_from_layout(const plm_layout *layout, int field, ir_field_info *out,
                               char *err, size_t n);
 
+/* Copies into out (whose levels' rt_snode ids are set) the geometry of those SNodes and the
+ * placement of field `field` from cfg, marking it known (see ir_geom in ir.h). */
+void ir_field_info_set_geometry(ir_field_info *out, const plm_rt_config *cfg, int field);
+
 /* ---- offload --------------------------------------------------------------------------- */
 
 /* Splits an IR_TASK_KERNEL (left unchanged) into the tasks that run it, in launch order:

@@ -118,6 +118,70 @@ static void test_gather(void)
     CHECK(inside > 1000 && outside > 1000); /* both kinds of read were exercised */
 }
 
+/* Code is specialised to the geometry of the trees it was compiled for (engine/ir/ir.h,
+ * ir_geom): the same kernel launched on fields whose layouts differ only in their index offset
+ * must compile again, not reuse code that folded the other offset in. */
+static eng_field *offset_field(const char *name, const char *layout, float bg)
+{
+    eng_field_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.type = ENG_F32;
+    d.layout = layout;
+    d.voxel_size = 0.5;
+    d.background[0] = bg;
+    eng_field *f = NULL;
+    if (eng_field_declare(ctx, &d, &f) != ENG_OK) {
+        fprintf(stderr, "declaring field %s: %s\n", name, eng_error(ctx));
+        et_failures++;
+    }
+    return f;
+}
+
+static void test_geometry(void)
+{
+    static const char *const layouts[2] = {
+        "", "offset(-1024).pointer(ijk,32).pointer(ijk,16).dense(ijk,8)"};
+    eng_program *p = et_compile(ctx,
+        "kernel shifted(field<f32> src, field<f32> dst) {\n"
+        "    for (I in src) {\n"
+        "        dst[I] = src[I + ivec3(9, -3, 1)] + sample(src, vec3(I) + vec3(0.5, -7.25, 0.0));\n"
+        "    }\n"
+        "}\n");
+    for (int l = 0; l < 2; l++) {
+        char sn[32], dn[32];
+        snprintf(sn, sizeof sn, "geo_src%d", l);
+        snprintf(dn, sizeof dn, "geo_dst%d", l);
+        eng_field *src = offset_field(sn, layouts[l], 0.25f), *dst = offset_field(dn, layouts[l], 0);
+        if (!src || !dst)
+            return;
+        fill_pattern(src);
+        eng_arg args[2] = {et_f(src), et_f(dst)};
+        if (et_run(ctx, p, "shifted", args, 2))
+            return;
+        int bad = 0, n = 0;
+        for (int x = -32; x < 32; x++)
+            for (int y = -32; y < 32; y++)
+                for (int z = -32; z < 32; z++) {
+                    if (!active_at(x, y, z))
+                        continue;
+                    /* the sample at (x + 0.5, y - 7.25, z): weights 1/2 on x, 1/4 on y - 8 and 3/4 on y - 7 */
+                    float s = 0;
+                    for (int i = 0; i < 2; i++)
+                        for (int j = 0; j < 2; j++)
+                            s += 0.5f * (j ? 0.75f : 0.25f) * src_at(x + i, y - 8 + j, z, 0.25f);
+                    float want = src_at(x + 9, y - 3, z + 1, 0.25f) + s;
+                    float got = et_at(dst, x, y, z, 0);
+                    n++;
+                    if (fabsf(got - want) > 1e-5f && bad++ < 5)
+                        fprintf(stderr, "geometry, layout %d (%d,%d,%d): %g, expected %g\n", l, x,
+                                y, z, got, want);
+                }
+        CHECK(bad == 0);
+        CHECK(n > 10000);
+    }
+}
+
 /* Downsampling by f[I / 2] (floored on negative indices) with atomic adds. */
 static void test_downsample(void)
 {
@@ -358,6 +422,7 @@ int main(void)
     test_laplacian();
     test_downsample();
     test_gather();
+    test_geometry();
     test_activation();
     test_reductions();
     test_vec3_field();
