@@ -17,6 +17,7 @@ struct plm_tree {
     size_t arena_map_bytes;
     uint64_t budget;
     int external; /* the arena belongs to the caller (plm_tree_create_in) */
+    size_t color; /* where the runtime starts inside the mapping (0 for external arenas) */
 };
 
 static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, plm_tree **out,
@@ -68,9 +69,14 @@ static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, p
         t->arena_map_bytes = (size_t)budget_bytes;
         goto init;
     }
-    t->arena_map_bytes = (size_t)((budget_bytes + page - 1) & ~(uint64_t)(page - 1));
-    if (t->arena_map_bytes == 0)
-        t->arena_map_bytes = page;
+    /* One page more than the budget: the runtime starts `color` bytes into the mapping. Trees
+     * with the same layout and budget otherwise put their k-th block at the same offset from a
+     * page-aligned start, so a kernel reading block k of several fields hits the same L1 sets
+     * (and 4 KiB store/load aliasing) in every stream; successive trees start 320 bytes apart
+     * (12 distinct positions in a page, all 64-byte aligned as the runtime needs). */
+    static _Atomic unsigned trees_made;
+    size_t color = (size_t)(trees_made++ % 12u) * 320u;
+    t->arena_map_bytes = (size_t)((budget_bytes + page - 1) & ~(uint64_t)(page - 1)) + page;
     t->arena = mmap(NULL, t->arena_map_bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (t->arena == MAP_FAILED) {
@@ -83,9 +89,10 @@ static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, p
     /* The arena is filled front to back by bump allocation, so huge pages cost little memory
      * and save most TLB misses of random voxel access (a hint: ignored where unsupported). */
     madvise(t->arena, t->arena_map_bytes, MADV_HUGEPAGE);
+    t->color = color;
 init:;
     uint64_t needed = 0;
-    t->rt = plm_rt_init(t->arena, budget_bytes, &t->layout->cfg, &needed);
+    t->rt = plm_rt_init((uint8_t *)t->arena + t->color, budget_bytes, &t->layout->cfg, &needed);
     if (!t->rt) {
         snprintf(err, errlen,
                  "memory budget exceeded: the layout needs at least %llu bytes before any "
