@@ -41,12 +41,27 @@ typedef struct cread_site {
     const ir_stmt *chain[3 * IR_MAX_LEVELS];   /* sn_root ... the leaf's sn_child */
     int nchain;
     const ir_stmt *idx;                        /* the sn_index above it: the voxel */
+    const ir_stmt *base[IR_MAX_DIM];           /* idx's operands less a constant added */
+    int group;                                 /* cread_group + 1, or 0 */
     LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
 } cread_site;
+
+/* Reads of one slot at a common base plus constants (the 8 corners of a trilinear sample,
+ * a stencil at a computed point): one cache of the base voxel's leaf block serves every
+ * member whose own voxel lies in that block, which is most of them; a member whose voxel
+ * crosses into the next block falls back to its own cache. */
+typedef struct cread_group {
+    int slot;
+    const ir_stmt *base[IR_MAX_DIM];
+    int members;
+    LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
+} cread_group;
 
 struct cg_cread {
     cread_site *site;
     int nsite, cap;
+    cread_group *group;
+    int ngroup;
     cg_smap which; /* leaf sn_child -> site + 1 */
     cg_smap skip;  /* chain statements only sites use: not emitted */
     uint8_t activates[64];
@@ -56,6 +71,25 @@ struct cg_cread {
 };
 
 /* ---- recognition ---- */
+
+static int is_int_const(const ir_stmt *s)
+{
+    return s->op == IR_CONST && s->ty == IR_I32;
+}
+
+/* v without a constant added or subtracted (v itself otherwise). */
+static const ir_stmt *strip_const(const ir_stmt *v)
+{
+    if (v->op != IR_BINARY || v->nargs < 2)
+        return v;
+    if (v->sub == IR_ADD && is_int_const(v->arg[1]) && v->arg[0]->ty == IR_I32)
+        return v->arg[0];
+    if (v->sub == IR_ADD && is_int_const(v->arg[0]) && v->arg[1]->ty == IR_I32)
+        return v->arg[1];
+    if (v->sub == IR_SUB && is_int_const(v->arg[1]) && v->arg[0]->ty == IR_I32)
+        return v->arg[0];
+    return v;
+}
 
 /* s = sn_child of a leaf below at least one lookup, whose chain up to sn_root never activates
  * and indexes every level with the same statements. */
@@ -85,6 +119,8 @@ static int recognize(const ir_task *t, const ir_stmt *s, cread_site *site)
     memset(site, 0, sizeof *site);
     site->child = s;
     site->idx = idx;
+    for (int x = 0; x < dim; x++)
+        site->base[x] = strip_const(idx->arg[x]);
     for (int i = 0; i < n; i++)
         site->chain[i] = rev[n - 1 - i];
     site->nchain = n;
@@ -129,6 +165,7 @@ void cg_cread_free(cg_cread *cr)
     if (!cr)
         return;
     free(cr->site);
+    free(cr->group);
     cg_smap_free(&cr->which);
     cg_smap_free(&cr->skip);
     free(cr);
@@ -178,6 +215,35 @@ oom:
     return -1;
 }
 
+/* Sites of one slot with the same bases on every axis form a group (two or more members). */
+static int make_groups(const ir_task *t, cg_cread *cr)
+{
+    cr->group = calloc((size_t)cr->nsite, sizeof *cr->group);
+    if (!cr->group)
+        return -1;
+    for (int i = 0; i < cr->nsite; i++) {
+        cread_site *si = &cr->site[i];
+        int slot = si->child->field, dim = t->fields[slot].dim, g = 0;
+        for (int k = 0; k < cr->ngroup && !g; k++) {
+            cread_group *gr = &cr->group[k];
+            if (gr->slot == slot && !memcmp(gr->base, si->base, (size_t)dim * sizeof si->base[0]))
+                g = k + 1;
+        }
+        if (!g) {
+            cread_group *gr = &cr->group[cr->ngroup++];
+            gr->slot = slot;
+            memcpy(gr->base, si->base, (size_t)dim * sizeof si->base[0]);
+            g = cr->ngroup;
+        }
+        cr->group[g - 1].members++;
+        si->group = g;
+    }
+    for (int i = 0; i < cr->nsite; i++)
+        if (cr->group[cr->site[i].group - 1].members < 2)
+            cr->site[i].group = 0;
+    return 0;
+}
+
 int cg_cread_setup(cg_fn *f)
 {
     const ir_task *t = f->task;
@@ -199,6 +265,8 @@ int cg_cread_setup(cg_fn *f)
     for (int i = 0; i < cr->nsite; i++)
         if (cg_smap_put(&cr->which, cr->site[i].child, i + 1))
             goto oom;
+    if (make_groups(t, cr))
+        goto oom;
     if (find_skips(cr, &w.uses))
         goto oom;
     cg_smap_free(&w.uses);
@@ -335,6 +403,58 @@ static LLVMValueRef make_helper(cg_fn *f, const cread_site *site)
 
 /* ---- per leaf container ---- */
 
+/* The key of voxel coordinate x along axis a: the index bits above the leaf block. */
+static LLVMValueRef leaf_key(cg_fn *f, int slot, int32_t lsid, int a, LLVMValueRef x)
+{
+    LLVMValueRef off = snode_u32(f, slot, lsid,
+                                 offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a);
+    LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, x, f->t_i64, ""),
+                                  LLVMBuildSExt(f->b, off, f->t_i64, ""), "");
+    return LLVMBuildAShr(f->b, u, f->cread->shift[slot][a], "rd.k");
+}
+
+/* The leaf container of voxel x (keys `key`) through the cache in allocas keys[] / *cont
+ * (made in the entry block at first use): a compare per axis on a hit, the out-of-line walk
+ * on a miss. Leaves the builder after the lookup. */
+static LLVMValueRef cached_lookup(cg_fn *f, int slot, int dim, LLVMValueRef keys[],
+                                  LLVMValueRef *cont, LLVMValueRef x[], LLVMValueRef key[])
+{
+    cg_cread *cr = f->cread;
+    LLVMValueRef sentinel = LLVMConstInt(f->t_i64, 1ull << 63, 0);
+    if (!*cont) {
+        for (int a = 0; a < dim; a++) {
+            keys[a] = cg_entry_alloca(f, f->t_i64, "rd.key");
+            LLVMBuildStore(f->eb, sentinel, keys[a]);
+        }
+        *cont = cg_entry_alloca(f, f->t_ptr, "rd.block");
+        LLVMBuildStore(f->eb, LLVMConstPointerNull(f->t_ptr), *cont);
+    }
+    LLVMValueRef hit = LLVMConstInt(f->t_i1, 1, 0);
+    for (int a = 0; a < dim; a++) {
+        LLVMValueRef was = LLVMBuildLoad2(f->b, f->t_i64, keys[a], "");
+        hit = LLVMBuildAnd(f->b, hit, LLVMBuildICmp(f->b, LLVMIntEQ, key[a], was, ""), "rd.hit");
+    }
+    LLVMBasicBlockRef miss = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.miss");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.join");
+    LLVMBuildCondBr(f->b, hit, join, miss);
+    LLVMPositionBuilderAtEnd(f->b, miss);
+    LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx};
+    for (int a = 0; a < dim; a++)
+        args[1 + a] = x[a];
+    LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
+                                    cr->helper[slot], args, (unsigned)(1 + dim), "rd.walk");
+    LLVMValueRef keep = LLVMBuildAnd(
+        f->b, cr->enabled[slot],
+        LLVMBuildOr(f->b, LLVMBuildIsNotNull(f->b, c, ""), cr->null_ok[slot], ""), "rd.keep");
+    LLVMBuildStore(f->b, LLVMBuildSelect(f->b, keep, key[0], sentinel, ""), keys[0]);
+    for (int a = 1; a < dim; a++)
+        LLVMBuildStore(f->b, key[a], keys[a]);
+    LLVMBuildStore(f->b, c, *cont);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    return LLVMBuildLoad2(f->b, f->t_ptr, *cont, "rd.block");
+}
+
 LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
 {
     cg_cread *cr = f->cread;
@@ -352,45 +472,40 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
         return NULL;
     if (!cr->helper[slot] && !(cr->helper[slot] = make_helper(f, site)))
         return NULL;
-    LLVMValueRef sentinel = LLVMConstInt(f->t_i64, 1ull << 63, 0);
-    if (!site->cont) {
-        for (int a = 0; a < dim; a++) {
-            site->key[a] = cg_entry_alloca(f, f->t_i64, "rd.key");
-            LLVMBuildStore(f->eb, sentinel, site->key[a]);
-        }
-        site->cont = cg_entry_alloca(f, f->t_ptr, "rd.block");
-        LLVMBuildStore(f->eb, LLVMConstPointerNull(f->t_ptr), site->cont);
-    }
     LLVMValueRef x[IR_MAX_DIM], key[IR_MAX_DIM];
-    LLVMValueRef hit = LLVMConstInt(f->t_i1, 1, 0);
     for (int a = 0; a < dim; a++) {
         if (!(x[a] = cg_val(f, site->idx->arg[a])))
             return NULL;
-        LLVMValueRef off = snode_u32(f, slot, lsid,
-                                     offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a);
-        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, x[a], f->t_i64, ""),
-                                      LLVMBuildSExt(f->b, off, f->t_i64, ""), "");
-        key[a] = LLVMBuildAShr(f->b, u, cr->shift[slot][a], "rd.k");
-        LLVMValueRef was = LLVMBuildLoad2(f->b, f->t_i64, site->key[a], "");
-        hit = LLVMBuildAnd(f->b, hit, LLVMBuildICmp(f->b, LLVMIntEQ, key[a], was, ""), "rd.hit");
+        key[a] = leaf_key(f, slot, lsid, a, x[a]);
     }
-    LLVMBasicBlockRef miss = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.miss");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.join");
-    LLVMBuildCondBr(f->b, hit, join, miss);
-    LLVMPositionBuilderAtEnd(f->b, miss);
-    LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx};
+    if (!site->group)
+        return cached_lookup(f, slot, dim, site->key, &site->cont, x, key);
+    /* the group's block (the base voxel's), then this read's own when it lies elsewhere */
+    cread_group *g = &cr->group[site->group - 1];
+    LLVMValueRef bx[IR_MAX_DIM], bkey[IR_MAX_DIM];
+    for (int a = 0; a < dim; a++) {
+        if (!(bx[a] = cg_val(f, g->base[a])))
+            return NULL;
+        bkey[a] = leaf_key(f, slot, lsid, a, bx[a]);
+    }
+    LLVMValueRef gc = cached_lookup(f, slot, dim, g->key, &g->cont, bx, bkey);
+    /* keys name blocks only where the cache is sound for this runtime (enabled) */
+    LLVMValueRef same = cr->enabled[slot];
     for (int a = 0; a < dim; a++)
-        args[1 + a] = x[a];
-    LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
-                                    cr->helper[slot], args, (unsigned)(1 + dim), "rd.walk");
-    LLVMValueRef keep = LLVMBuildAnd(
-        f->b, cr->enabled[slot],
-        LLVMBuildOr(f->b, LLVMBuildIsNotNull(f->b, c, ""), cr->null_ok[slot], ""), "rd.keep");
-    LLVMBuildStore(f->b, LLVMBuildSelect(f->b, keep, key[0], sentinel, ""), site->key[0]);
-    for (int a = 1; a < dim; a++)
-        LLVMBuildStore(f->b, key[a], site->key[a]);
-    LLVMBuildStore(f->b, c, site->cont);
-    LLVMBuildBr(f->b, join);
-    LLVMPositionBuilderAtEnd(f->b, join);
-    return LLVMBuildLoad2(f->b, f->t_ptr, site->cont, "rd.block");
+        same = LLVMBuildAnd(f->b, same, LLVMBuildICmp(f->b, LLVMIntEQ, key[a], bkey[a], ""),
+                            "rd.same");
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(f->b);
+    LLVMBasicBlockRef own = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.own");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.done");
+    LLVMBuildCondBr(f->b, same, done, own);
+    LLVMPositionBuilderAtEnd(f->b, own);
+    LLVMValueRef oc = cached_lookup(f, slot, dim, site->key, &site->cont, x, key);
+    LLVMBasicBlockRef own_end = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, f->t_ptr, "rd.block");
+    LLVMValueRef in[2] = {gc, oc};
+    LLVMBasicBlockRef from[2] = {here, own_end};
+    LLVMAddIncoming(phi, in, from, 2);
+    return phi;
 }
