@@ -54,14 +54,15 @@ static inline eng_context *et_context(int threads)
     return ctx;
 }
 
-static inline eng_field *et_field(eng_context *ctx, const char *name, int dim, eng_type type,
-                                  float bg)
+/* A field with the given layout ("" = the default volume layout); exits when declaring fails. */
+static inline eng_field *et_field_layout(eng_context *ctx, const char *name, const char *layout,
+                                         eng_type type, float bg)
 {
     eng_field_desc d;
     memset(&d, 0, sizeof d);
     d.name = name;
     d.type = type;
-    d.layout = dim == 3 ? "" : eng_default_layout(dim);
+    d.layout = layout;
     d.voxel_size = 0.5;
     d.background[0] = d.background[1] = d.background[2] = bg;
     eng_field *f = NULL;
@@ -70,6 +71,12 @@ static inline eng_field *et_field(eng_context *ctx, const char *name, int dim, e
         exit(1);
     }
     return f;
+}
+
+static inline eng_field *et_field(eng_context *ctx, const char *name, int dim, eng_type type,
+                                  float bg)
+{
+    return et_field_layout(ctx, name, dim == 3 ? "" : eng_default_layout(dim), type, bg);
 }
 
 static inline eng_program *et_compile(eng_context *ctx, const char *src)

@@ -121,23 +121,6 @@ static void test_gather(void)
 /* Code is specialised to the geometry of the trees it was compiled for (engine/ir/ir.h,
  * ir_geom): the same kernel launched on fields whose layouts differ only in their index offset
  * must compile again, not reuse code that folded the other offset in. */
-static eng_field *offset_field(const char *name, const char *layout, float bg)
-{
-    eng_field_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = name;
-    d.type = ENG_F32;
-    d.layout = layout;
-    d.voxel_size = 0.5;
-    d.background[0] = bg;
-    eng_field *f = NULL;
-    if (eng_field_declare(ctx, &d, &f) != ENG_OK) {
-        fprintf(stderr, "declaring field %s: %s\n", name, eng_error(ctx));
-        et_failures++;
-    }
-    return f;
-}
-
 static void test_geometry(void)
 {
     static const char *const layouts[2] = {
@@ -152,9 +135,8 @@ static void test_geometry(void)
         char sn[32], dn[32];
         snprintf(sn, sizeof sn, "geo_src%d", l);
         snprintf(dn, sizeof dn, "geo_dst%d", l);
-        eng_field *src = offset_field(sn, layouts[l], 0.25f), *dst = offset_field(dn, layouts[l], 0);
-        if (!src || !dst)
-            return;
+        eng_field *src = et_field_layout(ctx, sn, layouts[l], ENG_F32, 0.25f);
+        eng_field *dst = et_field_layout(ctx, dn, layouts[l], ENG_F32, 0);
         fill_pattern(src);
         eng_arg args[2] = {et_f(src), et_f(dst)};
         if (et_run(ctx, p, "shifted", args, 2))
