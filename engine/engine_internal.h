@@ -13,6 +13,7 @@
 #include "engine/codegen/jit.h"
 #include "engine/kernel_internal.h"
 #include "engine/sfg/sfg.h"
+#include "engine/task_profile.h"
 #endif
 
 /* SFG value-state ids of kernels' global-temporary buffers: above every field id. */
@@ -44,6 +45,7 @@ struct eng_context {
     int in_exec;          /* inside a flush: host hooks must not flush again */
     int exec_rc;          /* the executor's engine error code of the last failed batch */
     struct eng_cuda *cuda; /* the GPU the context runs on (exec_cuda.h); NULL: the CPU */
+    task_profile profile;  /* PLUME_PROFILE=1: time per task, printed when the runtime goes */
 #endif
 };
 

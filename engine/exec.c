@@ -192,6 +192,24 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
     return ENG_OK;
 }
 
+/* Runtime tasks are named by what they do and the field and level they do it to. */
+static void profile_task(eng_context *ctx, const sfg_exec_task *t, double seconds)
+{
+    static const char *const kinds[] = {[SFG_CLEAR_LIST] = "clear_list", [SFG_LISTGEN] = "listgen",
+                                        [SFG_GC] = "gc"};
+    uint32_t type = t->meta->type;
+    if (type == SFG_CLEAR_LIST || type == SFG_LISTGEN || type == SFG_GC) {
+        char name[96];
+        uint32_t fid = t->meta->snode / 16;
+        snprintf(name, sizeof name, "%s %s.%u", kinds[type],
+                 fid < (uint32_t)ctx->nfields ? eng_field_info(ctx->fields[fid])->name : "?",
+                 t->meta->snode % 16);
+        task_profile_add(&ctx->profile, name, seconds);
+    } else {
+        task_profile_add(&ctx->profile, t->name, seconds);
+    }
+}
+
 int eng_exec_batch(void *ud, const sfg_batch *batch)
 {
     eng_context *ctx = ud;
@@ -221,7 +239,10 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
             rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' has no compiled code", batch->tasks[i].name);
             break;
         }
+        double t1 = ctx->profile.enabled ? now_s() : 0;
         rc = run_task(ctx, &batch->tasks[i], codes[i]);
+        if (ctx->profile.enabled)
+            profile_task(ctx, &batch->tasks[i], now_s() - t1);
     }
     ctx->stats.backend_s += now_s() - t0;
     free(codes);

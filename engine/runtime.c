@@ -49,12 +49,15 @@ int eng_runtime_ready(eng_context *ctx)
         eng_runtime_free(ctx);
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     }
+    task_profile_init(&ctx->profile);
     ctx->runtime_ready = 1;
     return ENG_OK;
 }
 
 void eng_runtime_free(eng_context *ctx)
 {
+    task_profile_print(&ctx->profile, stderr);
+    task_profile_free(&ctx->profile);
     sfg_queue_destroy(ctx->queue);
     sfg_bank_destroy(ctx->bank);
     code_cache_free(&ctx->codes);

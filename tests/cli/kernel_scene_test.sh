@@ -31,6 +31,14 @@ else
   echo "skip: value checks: $pyvdb has no pyopenvdb (python3-openvdb); only the cook's exit status is checked"
 fi
 
+# PLUME_PROFILE=1: a table of time per task on stderr at the end; the scale kernel ran once per
+# frame (2 frames, 1 substep each). Without it, no table.
+PLUME_PROFILE=1 "$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/prof" --quiet 2>"$tmp/err" || fail "profiled cook: $(cat "$tmp/err")"
+grep -q '^plume profile: [0-9]* tasks' "$tmp/err" || fail "PLUME_PROFILE=1 printed no table: $(head -c 300 "$tmp/err")"
+grep -Eq '^ +[0-9.]+ +2 +[0-9.]+ +[0-9.]+  scale#' "$tmp/err" || fail "profile has no row 'scale' with 2 runs: $(cat "$tmp/err")"
+"$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/plain" --quiet 2>"$tmp/err"
+grep -q 'plume profile' "$tmp/err" && fail "a profile table without PLUME_PROFILE"
+
 # an unknown name in a substep kernel: exit 1, the place in the code, no output file
 sed 's/q\[I\] \* k + dt/q[I] * kk + dt/' "$scenes/kernel_nodes.json" >"$tmp/bad.json"
 "$plume" cook "$tmp/bad.json" --out "$tmp/bad" --quiet 2>"$tmp/err"; rc=$?
