@@ -48,6 +48,7 @@ enum { CG_AT_SNODE = 0, CG_AT_FIELD = 1, CG_AT_RUNTIME = 2 };
 
 struct cg_fast;
 typedef struct cg_cread cg_cread;
+typedef struct cg_reduce cg_reduce;
 
 typedef struct cg_fn {
     const ir_task *task;
@@ -76,6 +77,8 @@ typedef struct cg_fn {
     /* Reads at any index served through a per-call cache of leaf blocks (cached_read.c);
      * NULL when the function has none. */
     cg_cread *cread;
+    /* Reductions into one-element fields accumulated per call (local_reduce.c); NULL: none. */
+    cg_reduce *reduce;
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
     char *err;
     size_t err_size;
@@ -277,5 +280,18 @@ int cg_cread_setup(cg_fn *f);
 void cg_cread_free(cg_cread *cr);
 int cg_cread_skips(const cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
+
+/* ---- reductions into one-element fields, per call (local_reduce.c) ----
+ * cg_reduce_setup (CPU parallel tasks, after cg_fn_begin; loop: the parallel loop) decides
+ * which slots' atomics accumulate locally and makes their allocas; cg_reduce_takes says an
+ * atomic is one of them and cg_reduce_emit adds it (p: the element's address; returns a value
+ * nothing uses); cg_reduce_finish, at the function's end, applies each total once. */
+int cg_reduce_setup(cg_fn *f, const ir_stmt *loop);
+void cg_reduce_free(cg_reduce *r);
+int cg_reduce_takes(const cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_reduce_emit(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValueRef v);
+int cg_reduce_finish(cg_fn *f);
+/* old = *p; *p = old op v, atomically (emit_memory.c); NULL and an error on failure. */
+LLVMValueRef cg_atomic_rmw(cg_fn *f, int sub, ir_type ty, LLVMValueRef p, LLVMValueRef v);
 
 #endif

@@ -136,10 +136,9 @@ int cg_emit_global_store(cg_fn *f, const ir_stmt *s)
 }
 
 /* old = *p; *p = old op v, retried until no other thread changed *p in between. */
-static LLVMValueRef cas_loop(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValueRef v)
+static LLVMValueRef cas_loop(cg_fn *f, int sub, ir_type ty, LLVMValueRef p, LLVMValueRef v)
 {
     LLVMBuilderRef b = f->b;
-    ir_type ty = s->ty;
     int fl = ir_type_is_float(ty);
     LLVMTypeRef lt = cg_type(f, ty);
     LLVMTypeRef it = ty == IR_F64 || ty == IR_I64 ? f->t_i64 : f->t_i32;
@@ -155,7 +154,7 @@ static LLVMValueRef cas_loop(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMVal
     LLVMPositionBuilderAtEnd(b, loop);
     LLVMValueRef cur = LLVMBuildPhi(b, it, "cas.cur");
     LLVMValueRef curv = fl ? LLVMBuildBitCast(b, cur, lt, "") : cur;
-    LLVMValueRef nv = cg_emit_binary(f, binop[s->sub], ty, curv, v);
+    LLVMValueRef nv = cg_emit_binary(f, binop[sub], ty, curv, v);
     if (!nv)
         return NULL;
     LLVMValueRef nbits = fl ? LLVMBuildBitCast(f->b, nv, it, "") : nv;
@@ -172,25 +171,12 @@ static LLVMValueRef cas_loop(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMVal
     return fl ? LLVMBuildBitCast(f->b, cur, lt, "old") : cur;
 }
 
-LLVMValueRef cg_emit_atomic(cg_fn *f, const ir_stmt *s)
+LLVMValueRef cg_atomic_rmw(cg_fn *f, int sub, ir_type ty, LLVMValueRef p, LLVMValueRef v)
 {
-    const ir_stmt *ptr = s->arg[0];
-    if (check_ptr(f, ptr) != 0)
-        return NULL;
-    LLVMValueRef p = cg_val(f, ptr), v = p ? cg_val(f, s->arg[1]) : NULL;
-    if (!v)
-        return NULL;
-    ir_type ty = s->ty;
-    int fl = ir_type_is_float(ty), in = ir_type_is_int(ty), sg = ir_type_is_signed(ty);
-    if (!fl && !in) {
-        cg_fail(f, "atomic %s on %s", ir_atomic_name(s->sub), ir_type_name(ty));
-        return NULL;
-    }
-    LLVMBasicBlockRef pre = NULL, done = may_be_null(ptr) ? skip_if_null(f, p, &pre) : NULL;
-    LLVMValueRef old = NULL;
+    int fl = ir_type_is_float(ty), sg = ir_type_is_signed(ty);
     LLVMAtomicRMWBinOp op;
     int direct = 1;
-    switch (s->sub) {
+    switch (sub) {
     case IR_ATOMIC_ADD: op = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
     case IR_ATOMIC_SUB: op = fl ? LLVMAtomicRMWBinOpFSub : LLVMAtomicRMWBinOpSub; break;
     case IR_ATOMIC_MIN:
@@ -206,12 +192,29 @@ LLVMValueRef cg_emit_atomic(cg_fn *f, const ir_stmt *s)
         op = LLVMAtomicRMWBinOpXchg;
         direct = 0;
         break;
-    default: cg_fail(f, "unknown atomic op %d", s->sub); return NULL;
+    default: cg_fail(f, "unknown atomic op %d", sub); return NULL;
     }
     if (direct)
-        old = LLVMBuildAtomicRMW(f->b, op, p, v, LLVMAtomicOrderingMonotonic, 0);
-    else
-        old = cas_loop(f, s, p, v);
+        return LLVMBuildAtomicRMW(f->b, op, p, v, LLVMAtomicOrderingMonotonic, 0);
+    return cas_loop(f, sub, ty, p, v);
+}
+
+LLVMValueRef cg_emit_atomic(cg_fn *f, const ir_stmt *s)
+{
+    const ir_stmt *ptr = s->arg[0];
+    if (check_ptr(f, ptr) != 0)
+        return NULL;
+    LLVMValueRef p = cg_val(f, ptr), v = p ? cg_val(f, s->arg[1]) : NULL;
+    if (!v)
+        return NULL;
+    ir_type ty = s->ty;
+    if (!ir_type_is_float(ty) && !ir_type_is_int(ty)) {
+        cg_fail(f, "atomic %s on %s", ir_atomic_name(s->sub), ir_type_name(ty));
+        return NULL;
+    }
+    LLVMBasicBlockRef pre = NULL, done = may_be_null(ptr) ? skip_if_null(f, p, &pre) : NULL;
+    LLVMValueRef old = cg_reduce_takes(f, s) ? cg_reduce_emit(f, s, p, v)
+                                             : cg_atomic_rmw(f, s->sub, ty, p, v);
     if (!old)
         return NULL;
     if (done) {

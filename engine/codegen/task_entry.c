@@ -58,6 +58,8 @@ void cg_fn_free(cg_fn *f)
 {
     cg_cread_free(f->cread);
     f->cread = NULL;
+    cg_reduce_free(f->reduce);
+    f->reduce = NULL;
     free(f->rt);
     free(f->fid);
     free(f->range_flag);
@@ -177,6 +179,10 @@ static LLVMValueRef add_fn(cg_fn *tmp, LLVMModuleRef mod, const char *name, LLVM
 static int finish_fn(cg_fn *f, LLVMBasicBlockRef first, int ok)
 {
     if (!ok) {
+        cg_fn_free(f);
+        return -1;
+    }
+    if (cg_reduce_finish(f) != 0) {
         cg_fn_free(f);
         return -1;
     }
@@ -304,7 +310,7 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
     LLVMPositionBuilderAtEnd(f.b, first);
     const ir_stmt *loop;
-    if (emit_prologue(&f, &loop) != 0)
+    if (emit_prologue(&f, &loop) != 0 || cg_reduce_setup(&f, loop) != 0)
         return finish_fn(&f, first, 0);
     LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
     LLVMValueRef start = lo, step = LLVMConstInt(i64, 1, 0);
@@ -530,7 +536,7 @@ static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
     LLVMPositionBuilderAtEnd(f.b, first);
     const ir_stmt *loop;
-    if (emit_prologue(&f, &loop) != 0)
+    if (emit_prologue(&f, &loop) != 0 || cg_reduce_setup(&f, loop) != 0)
         return finish_fn(&f, first, 0);
 
     int slot = t->field;

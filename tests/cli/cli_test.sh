@@ -112,6 +112,14 @@ else
     || { echo "FAIL: compile --emit ir: $(head -c 400 "$tmp/ir.txt")"; fails=$((fails+1)); }
   expect 0 "" -- "$plume" compile "$tmp/k.pk" --kernel scale --emit llvm
   grep -q 'define .*void @plm_task(' "$tmp/out" || { echo "FAIL: compile --emit llvm"; fails=$((fails+1)); }
+  # Reductions into one-element fields from a parallel loop add up per chunk and meet the
+  # shared element once, at the chunk's end: one atomic add and one compare-and-swap (float
+  # min) in the whole task, where per-voxel atomics would appear in every copy of the loop.
+  printf '%s\n' 'kernel red(field<f32> a, field<f32> b, field<f32, 0> sum, field<f32, 0> lo) {' \
+    '    for (I in a) { sum[] += a[I] * b[I]; lo[] min= a[I]; } }' >"$tmp/red.pk"
+  expect 0 "" -- "$plume" compile "$tmp/red.pk" --emit llvm
+  [ "$(grep -c 'atomicrmw fadd' "$tmp/out")" = 1 ] && [ "$(grep -c 'cmpxchg' "$tmp/out")" = 1 ] \
+    || { echo "FAIL: reductions not accumulated per chunk: $(grep -c 'atomicrmw fadd' "$tmp/out") atomic adds, $(grep -c cmpxchg "$tmp/out") CAS"; fails=$((fails+1)); }
   expect 0 "" -- "$plume" compile "$tmp/k.pk" --kernel scale --emit asm
   grep -q '^plm_task:' "$tmp/out" || { echo "FAIL: compile --emit asm"; fails=$((fails+1)); }
   expect 0 "" -- "$plume" compile "$tmp/k.pk" --kernel clear --target ptx --emit ptx -o "$tmp/clear.ptx"

@@ -291,6 +291,48 @@ static void test_reductions(void)
         CHECK(et_at(a, i, 0, 0, 0) == (float)(i % 17) * inv + 500.0f);
 }
 
+/* The same reductions from a struct_for over many blocks on 2 threads (each chunk of the loop
+ * accumulates and then meets the shared element once), with `-=`, and an integer-valued
+ * product so any order of the terms gives the exact sum. */
+static void test_struct_reductions(void)
+{
+    eng_field *a = et_field(ctx, "sred_a", 3, ENG_F32, 0.0f);
+    eng_field *sum = et_field(ctx, "sred_sum", 0, ENG_F32, 0.0f);
+    eng_field *neg = et_field(ctx, "sred_neg", 0, ENG_F32, 0.0f);
+    eng_field *hi = et_field(ctx, "sred_hi", 0, ENG_F32, 0.0f);
+    double want = 0, want_hi = -1e30;
+    int n = 0;
+    for (int bx = 0; bx < 4; bx++)
+        for (int by = 0; by < 3; by++)
+            for (int bz = 0; bz < 3; bz++) {
+                int x = bx * 8 - 8, y = by * 8, z = bz * 8 + 16;
+                float v = (float)((n * 13) % 29) - 7.0f;
+                et_put(ctx, a, x + (n % 8), y + 3, z + 5, v);
+                want += (double)v * 3.0;
+                want_hi = want_hi > v ? want_hi : v;
+                n++;
+            }
+    eng_program *p = et_compile(ctx,
+        "kernel sred(field<f32> a, field<f32, 0> sum, field<f32, 0> neg, field<f32, 0> hi) {\n"
+        "    sum[] = 0.0;\n"
+        "    neg[] = 100.0;\n"
+        "    hi[] = -1e30;\n"
+        "    for (I in a) {\n"
+        "        sum[] += a[I] * 3.0;\n"
+        "        neg[] -= 1.0;\n"
+        "        hi[] max= a[I];\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[4] = {et_f(a), et_f(sum), et_f(neg), et_f(hi)};
+    if (et_run(ctx, p, "sred", args, 4))
+        return;
+    int32_t z[3] = {0, 0, 0};
+    /* every voxel of the 36 active blocks is visited: background 0 counts in max and neg */
+    CHECK(eng_field_read(sum, z, 0) == (float)want);
+    CHECK(eng_field_read(neg, z, 0) == 100.0f - 36.0f * 512.0f);
+    CHECK(eng_field_read(hi, z, 0) == (float)(want_hi > 0 ? want_hi : 0.0));
+}
+
 static void test_vec3_field(void)
 {
     eng_field *v = et_field(ctx, "v3", 3, ENG_VEC3, 0.0f);
@@ -402,6 +444,7 @@ int main(void)
 {
     ctx = et_context(2);
     test_laplacian();
+    test_struct_reductions();
     test_downsample();
     test_gather();
     test_geometry();
