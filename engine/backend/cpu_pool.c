@@ -1,10 +1,19 @@
 /* The CPU thread pool: one posted loop at a time, chunks drawn from an atomic counter.
  *
- * Protocol. A loop is posted under `lock` by bumping `generation`; helpers whose id is below
- * `wanted` join, the others go back to sleep (a loop with 3 chunks wakes no more than 2
- * helpers' worth of work). The poster waits until every joining helper has checked out
- * (`pending` reaches 0) before it returns, so the job fields are never rewritten while a
- * helper may still read them. `submit` serializes loops posted from different threads. */
+ * Protocol. The poster (holding `submit`) writes the job, opens it (`closed` = 0) and bumps
+ * `generation`. A helper that sees a new generation announces itself in `active`, then looks
+ * at `closed`: open, it takes chunks (helpers whose id is not below `wanted` take none, so a
+ * loop with 3 chunks busies no more than 2 helpers); closed, it leaves without touching the
+ * job. When no chunk is left the poster closes the job and waits until `active` is 0. Both
+ * sides write their flag before reading the other's (sequentially consistent atomics), so
+ * either the poster sees the helper and waits for it, or the helper sees the job closed: the
+ * job fields are never rewritten while a helper may still read them, and the poster never
+ * waits for a helper that has not woken up yet.
+ *
+ * Latency. Tasks of a solver step follow each other within microseconds, and waking a
+ * sleeping thread costs more than many of them take. So a helper that finished a loop (or
+ * found none) spins for a while (SPIN_NS) watching `generation` before it sleeps on `wake`;
+ * `sleepers` tells the poster whether anyone needs the condition variable at all. */
 #define _GNU_SOURCE
 #include "engine/backend/cpu_pool.h"
 
@@ -16,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct helper {
@@ -30,19 +40,24 @@ struct cpu_pool {
     helper *helpers;
 
     pthread_mutex_t submit; /* held by the thread whose loop owns the pool */
-    pthread_mutex_t lock;   /* guards everything below except `next` */
+    pthread_mutex_t lock;   /* with `wake`: sleeping helpers */
     pthread_cond_t wake;
-    pthread_cond_t done;
-    uint64_t generation;
-    int wanted;  /* workers 0..wanted-1 take part in the current loop */
-    int pending; /* joining helpers that have not checked out yet */
-    int stop;
+    _Atomic uint64_t generation; /* bumped per posted loop */
+    _Atomic int closed;          /* 1: the current job takes no new helper */
+    _Atomic int active;          /* helpers between announcing themselves and leaving */
+    _Atomic int sleepers;        /* helpers waiting on `wake` (or about to) */
+    _Atomic int stop;
 
+    /* the job: written by the poster while it is closed and no helper is active */
+    int wanted; /* workers 0..wanted-1 take part in the current loop */
     cpu_range_fn fn;
     void *ctx;
     int64_t n_items, grain;
     _Atomic int64_t next;
 };
+
+/* How long an idle helper keeps watching for the next loop before it sleeps. */
+#define SPIN_NS 100000
 
 /* The pool and worker id whose chunk this thread is running, for nested loops. */
 static _Thread_local cpu_pool *tl_pool;
@@ -87,27 +102,55 @@ static void run_chunks(cpu_pool *p, int worker)
     tl_worker = saved_worker;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Returns once `generation` differs from seen or the pool stops. */
+static void await_loop(cpu_pool *p, uint64_t seen)
+{
+    uint64_t t0 = mono_ns();
+    for (unsigned i = 0;; i++) {
+        if (atomic_load(&p->generation) != seen || atomic_load(&p->stop))
+            return;
+        cpu_relax();
+        if ((i & 63) == 63 && mono_ns() - t0 > SPIN_NS)
+            break;
+    }
+    pthread_mutex_lock(&p->lock);
+    atomic_fetch_add(&p->sleepers, 1);
+    while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop))
+        pthread_cond_wait(&p->wake, &p->lock);
+    atomic_fetch_sub(&p->sleepers, 1);
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void *helper_main(void *arg)
 {
     helper *h = arg;
     cpu_pool *p = h->pool;
     uint64_t seen = 0;
-    pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->stop && p->generation == seen)
-            pthread_cond_wait(&p->wake, &p->lock);
-        if (p->stop)
+        await_loop(p, seen);
+        if (atomic_load(&p->stop))
             break;
-        seen = p->generation;
-        if (h->id >= p->wanted)
-            continue;
-        pthread_mutex_unlock(&p->lock);
-        run_chunks(p, h->id);
-        pthread_mutex_lock(&p->lock);
-        if (--p->pending == 0)
-            pthread_cond_signal(&p->done);
+        atomic_fetch_add(&p->active, 1);
+        /* the job is what the generation now says, whichever one that is */
+        seen = atomic_load(&p->generation);
+        if (!atomic_load(&p->closed) && h->id < p->wanted)
+            run_chunks(p, h->id);
+        atomic_fetch_sub(&p->active, 1);
     }
-    pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
@@ -137,8 +180,12 @@ int cpu_pool_create(int n_threads, cpu_pool **out, char *err, size_t err_size)
     pthread_mutex_init(&p->submit, NULL);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
     atomic_init(&p->next, 0);
+    atomic_init(&p->generation, 0);
+    atomic_init(&p->closed, 1);
+    atomic_init(&p->active, 0);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->stop, 0);
     if (n_threads > 1) {
         p->threads = calloc((size_t)n_threads - 1, sizeof *p->threads);
         p->helpers = calloc((size_t)n_threads - 1, sizeof *p->helpers);
@@ -168,12 +215,11 @@ void cpu_pool_destroy(cpu_pool *p)
     if (!p)
         return;
     pthread_mutex_lock(&p->lock);
-    p->stop = 1;
+    atomic_store(&p->stop, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     for (int i = 0; i < p->n_started; i++)
         pthread_join(p->threads[i], NULL);
-    pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
     pthread_mutex_destroy(&p->submit);
@@ -233,24 +279,26 @@ int cpu_pool_parallel_for(cpu_pool *p, int64_t n_items, int64_t grain, cpu_range
     }
 
     pthread_mutex_lock(&p->submit);
-    pthread_mutex_lock(&p->lock);
     p->fn = fn;
     p->ctx = ctx;
     p->n_items = n_items;
     p->grain = grain;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
     p->wanted = chunks < p->n_threads ? (int)chunks : p->n_threads;
-    p->pending = p->wanted - 1;
-    p->generation++;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->lock);
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    atomic_store(&p->closed, 0);
+    atomic_fetch_add(&p->generation, 1);
+    if (atomic_load(&p->sleepers) > 0) {
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+    }
 
     run_chunks(p, 0);
 
-    pthread_mutex_lock(&p->lock);
-    while (p->pending > 0)
-        pthread_cond_wait(&p->done, &p->lock);
-    pthread_mutex_unlock(&p->lock);
+    /* every chunk is taken; helpers still running one are counted in `active` */
+    atomic_store(&p->closed, 1);
+    while (atomic_load(&p->active) > 0)
+        cpu_relax();
     pthread_mutex_unlock(&p->submit);
     return 0;
 }
