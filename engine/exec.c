@@ -192,8 +192,10 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
     return ENG_OK;
 }
 
-/* Runtime tasks are named by what they do and the field and level they do it to. */
-static void profile_task(eng_context *ctx, const sfg_exec_task *t, double seconds)
+/* Runtime tasks are named by what they do and the field and level they do it to; struct_for
+ * tasks by their kernels and the field they iterate. */
+static void profile_task(eng_context *ctx, const sfg_exec_task *t, const eng_code *code,
+                         double seconds)
 {
     static const char *const kinds[] = {[SFG_CLEAR_LIST] = "clear_list", [SFG_LISTGEN] = "listgen",
                                         [SFG_GC] = "gc"};
@@ -204,6 +206,15 @@ static void profile_task(eng_context *ctx, const sfg_exec_task *t, double second
         snprintf(name, sizeof name, "%s %s.%u", kinds[type],
                  fid < (uint32_t)ctx->nfields ? eng_field_info(ctx->fields[fid])->name : "?",
                  t->meta->snode % 16);
+        task_profile_add(&ctx->profile, name, seconds);
+    } else if (code && code->lowered && code->lowered->kind == IR_TASK_STRUCT_FOR) {
+        /* one kernel runs over fields of very different sizes (multigrid levels) */
+        const passes_bound *b = t->ir.ir;
+        uint32_t slot = code->lowered->field;
+        uint32_t fid = slot < b->nfields ? b->field_id[slot] : (uint32_t)ctx->nfields;
+        char name[160];
+        snprintf(name, sizeof name, "%s over %s", t->name,
+                 fid < (uint32_t)ctx->nfields ? eng_field_info(ctx->fields[fid])->name : "?");
         task_profile_add(&ctx->profile, name, seconds);
     } else {
         task_profile_add(&ctx->profile, t->name, seconds);
@@ -242,7 +253,7 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
         double t1 = ctx->profile.enabled ? now_s() : 0;
         rc = run_task(ctx, &batch->tasks[i], codes[i]);
         if (ctx->profile.enabled)
-            profile_task(ctx, &batch->tasks[i], now_s() - t1);
+            profile_task(ctx, &batch->tasks[i], codes[i], now_s() - t1);
     }
     ctx->stats.backend_s += now_s() - t0;
     free(codes);
