@@ -7,7 +7,8 @@
  *
  * Which atomics. In a CPU range_for or struct_for task, a slot whose field has no axes (one
  * element) qualifies when everything the task does to it is atomics of one operation (add,
- * sub, min or max) and one type inside the parallel loop whose old value nothing uses: no
+ * sub, min or max), one type and one component inside the parallel loop whose old value
+ * nothing uses (a vector's components in one loop keep their atomics): no
  * load, store, activation query or change, nor an atomic in the prologue. Then its atomics add
  * into an accumulator (an alloca starting at the operation's identity) and remember the
  * element's address; the end of the function applies the accumulator there with the atomic
@@ -30,6 +31,7 @@
 typedef struct reduce_slot {
     int state;          /* 0 unseen, 1 qualifies so far, -1 does not */
     uint8_t sub;        /* the atomic operation */
+    uint8_t comp;       /* the component (one element, but a vector has several) */
     ir_type ty;
     LLVMValueRef acc;   /* alloca of the element type */
     LLVMValueRef where; /* alloca ptr: the element's address, NULL until an iteration adds */
@@ -44,7 +46,6 @@ typedef struct scan {
     const ir_task *t;
     reduce_slot *slot;
     const ir_stmt *loop;
-    int in_loop;
 } scan;
 
 static int qualifying_op(int sub)
@@ -99,8 +100,9 @@ static int look(ir_stmt *s, void *ud)
         if (r->state == 0 && ok) {
             r->state = 1;
             r->sub = s->sub;
+            r->comp = p->comp;
             r->ty = s->ty;
-        } else if (!ok || r->sub != s->sub || r->ty != s->ty) {
+        } else if (!ok || r->sub != s->sub || r->ty != s->ty || r->comp != p->comp) {
             r->state = -1;
         }
         break;
@@ -137,7 +139,7 @@ int cg_reduce_setup(cg_fn *f, const ir_stmt *loop)
     if (!r)
         return cg_fail(f, "out of memory");
     r->nslots = t->nfields;
-    scan sc = {t, r->slot, loop, 0};
+    scan sc = {t, r->slot, loop};
     ir_walk(t->body, look, &sc);
     int any = 0;
     for (uint32_t i = 0; i < r->nslots; i++) {

@@ -300,6 +300,7 @@ static void test_struct_reductions(void)
     eng_field *sum = et_field(ctx, "sred_sum", 0, ENG_F32, 0.0f);
     eng_field *neg = et_field(ctx, "sred_neg", 0, ENG_F32, 0.0f);
     eng_field *hi = et_field(ctx, "sred_hi", 0, ENG_F32, 0.0f);
+    eng_field *vs = et_field(ctx, "sred_vec", 0, ENG_VEC3, 0.0f);
     double want = 0, want_hi = -1e30;
     int n = 0;
     for (int bx = 0; bx < 4; bx++)
@@ -313,24 +314,31 @@ static void test_struct_reductions(void)
                 n++;
             }
     eng_program *p = et_compile(ctx,
-        "kernel sred(field<f32> a, field<f32, 0> sum, field<f32, 0> neg, field<f32, 0> hi) {\n"
+        "kernel sred(field<f32> a, field<f32, 0> sum, field<f32, 0> neg, field<f32, 0> hi,\n"
+        "            field<vec3, 0> vs) {\n"
         "    sum[] = 0.0;\n"
         "    neg[] = 100.0;\n"
         "    hi[] = -1e30;\n"
+        "    vs[] = vec3(0.0);\n"
         "    for (I in a) {\n"
         "        sum[] += a[I] * 3.0;\n"
         "        neg[] -= 1.0;\n"
         "        hi[] max= a[I];\n"
+        "        vs[] += vec3(1.0, 2.0, a[I]);\n"
         "    }\n"
         "}\n");
-    eng_arg args[4] = {et_f(a), et_f(sum), et_f(neg), et_f(hi)};
-    if (et_run(ctx, p, "sred", args, 4))
+    eng_arg args[5] = {et_f(a), et_f(sum), et_f(neg), et_f(hi), et_f(vs)};
+    if (et_run(ctx, p, "sred", args, 5))
         return;
     int32_t z[3] = {0, 0, 0};
     /* every voxel of the 36 active blocks is visited: background 0 counts in max and neg */
     CHECK(eng_field_read(sum, z, 0) == (float)want);
     CHECK(eng_field_read(neg, z, 0) == 100.0f - 36.0f * 512.0f);
     CHECK(eng_field_read(hi, z, 0) == (float)(want_hi > 0 ? want_hi : 0.0));
+    /* the components of one vector element are separate sums */
+    CHECK(eng_field_read(vs, z, 0) == 36.0f * 512.0f);
+    CHECK(eng_field_read(vs, z, 1) == 2.0f * 36.0f * 512.0f);
+    CHECK(eng_field_read(vs, z, 2) == (float)(want / 3.0));
 }
 
 static void test_vec3_field(void)
