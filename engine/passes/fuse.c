@@ -81,9 +81,26 @@ static int compatible(const passes_bound *a, const passes_bound *b)
            same_field(&ta->fields[ta->field], &tb->fields[tb->field]);
 }
 
+static int count_stmt(ir_stmt *s, void *ud)
+{
+    (void)s;
+    (*(uint32_t *)ud)++;
+    return 0;
+}
+
+static uint32_t task_size(const ir_task *t)
+{
+    uint32_t n = 0;
+    ir_walk(t->body, count_stmt, &n);
+    return n;
+}
+
 passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b)
 {
     if (!a || !b || !compatible(a, b))
+        return NULL;
+    /* two heavy bodies run slower interleaved per iteration than one after the other */
+    if (task_size(a->task) > PASSES_FUSE_HEAVY && task_size(b->task) > PASSES_FUSE_HEAVY)
         return NULL;
     ir_task *ta = a->task, *tb = b->task;
     int ua = pass_uses_gtmp(ta), ub = pass_uses_gtmp(tb);

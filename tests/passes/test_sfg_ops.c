@@ -105,6 +105,44 @@ static void test_fuse_range(void)
     ops.free_ir(ops.ud, b);
 }
 
+/* dst[i] = src[i] + 1 + 1 + ... (`adds` additions) over [0, 1024): a body of about 2 * adds
+ * statements */
+static ir_task *heavy_task(const char *name, const char *src, const char *dst, int adds)
+{
+    ir_field_info f[2] = {dense1(src, 10), dense1(dst, 10)};
+    ir_task *t = ir_task_new(IR_TASK_RANGE_FOR, name, f, 2, NULL, 0);
+    ir_builder b;
+    ir_builder_init(&b, t);
+    ir_stmt *loop = ir_range_for(&b, ir_const_i32(&b, 0), ir_const_i32(&b, 1024), 1);
+    ir_builder_at_end(&b, loop->body);
+    ir_stmt *i = ir_loop_index(&b, loop, 0);
+    ir_stmt *x = ir_global_load(&b, ir_global_ptr(&b, 0, 0, &i));
+    for (int k = 0; k < adds; k++)
+        x = ir_binary(&b, IR_ADD, x, ir_const_float(&b, IR_F32, 1.0));
+    ir_global_store(&b, ir_global_ptr(&b, 1, 0, &i), x);
+    return t;
+}
+
+/* Two bodies above PASSES_FUSE_HEAVY statements are not fused; a heavy and a light one are. */
+static void test_fuse_heavy(void)
+{
+    sfg_ir_ops ops = passes_sfg_ops();
+    int adds = (int)PASSES_FUSE_HEAVY / 2 + 10;
+    passes_bound *a = bind(heavy_task("a", "x", "y", adds), 10, 11);
+    passes_bound *b = bind(heavy_task("b", "u", "v", adds), 12, 13);
+    passes_bound *c = bind(heavy_task("c", "u", "w", 3), 12, 14);
+    CHECK(ops.fuse(ops.ud, a, b) == NULL);
+    passes_bound *ac = ops.fuse(ops.ud, a, c);
+    CHECK(ac != NULL);
+    passes_bound *ca = ops.fuse(ops.ud, c, a);
+    CHECK(ca != NULL);
+    ops.free_ir(ops.ud, ac);
+    ops.free_ir(ops.ud, ca);
+    ops.free_ir(ops.ud, a);
+    ops.free_ir(ops.ud, b);
+    ops.free_ir(ops.ud, c);
+}
+
 /* for (I in q) q[I] = q[I] + 1   or   for (I in q) r[I] = q[I] (q in slot 1) */
 static ir_task *struct_task(const char *name, int copy)
 {
@@ -265,6 +303,7 @@ static void test_remove_empty_and_hash(void)
 int main(void)
 {
     test_fuse_range();
+    test_fuse_heavy();
     test_fuse_struct_demote();
     test_remove_empty_and_hash();
     CHECK_DONE();
