@@ -81,6 +81,7 @@ ir_task *ir_task_clone(ir_task *t)
     n->level = t->level;
     n->gtmp_bytes = t->gtmp_bytes;
     n->has_meta = t->has_meta;
+    n->distinct_slots = t->distinct_slots;
     n->meta = t->meta;
     if (t->meta.naccess) {
         n->meta.access = ir_alloc(n, t->meta.naccess * sizeof *n->meta.access);

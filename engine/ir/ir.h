@@ -18,7 +18,8 @@
  * ir_task.fields. Each slot has a descriptor (ir_field_info: element type, dimension and the
  * SNode chain of its layout). Launches bind slots to real fields; the engine maps slot/level
  * pairs to its own field and SNode ids (each field lives in its own SNode tree, so an SNode is
- * named by (field slot, level)). Two slots never alias.
+ * named by (field slot, level)). A launch may bind two slots to one field (a kernel given the
+ * same field twice), so passes assume slots may alias unless ir_task.distinct_slots says not.
  *
  * Memory. Everything reachable from an ir_task (statements, blocks, field descriptors,
  * metadata, names) lives in the task's own arena and is freed at once by ir_task_free(). A
@@ -341,6 +342,11 @@ struct ir_task {
     uint32_t gtmp_bytes;    /* size of the kernel's global temporaries buffer */
     int has_meta;
     ir_task_meta meta;      /* filled by ir_task_compute_meta (offload calls it) */
+    /* Set by whoever knows the launch binding (engine/exec.c): every slot is bound to a field
+     * of its own, so a store through one slot leaves what another slot reads unchanged (the
+     * optimizer keeps loaded values across it). Not part of ir_task_hash: the binding's hash
+     * already tells bindings apart. Zero by default, which is always safe. */
+    uint8_t distinct_slots;
 };
 
 /* ------------------------------------------------------------------------------ core API */

@@ -5,14 +5,20 @@
  * What may be shared depends on what the value reads:
  *  - pure values (arithmetic, constants, arguments, loop indices, global_ptr, gtmp_ptr,
  *    sn_root/sn_child/sn_index) always;
- *  - reads of activity (is_active, sn_is_active, sn_lookup and sn_field_ptr with activate = 0)
- *    only while no activation or deactivation happened in between (the "mask epoch");
- *  - loads (load, global_load) only while nothing was stored in between (the "memory epoch").
- * An epoch changes after every statement with an effect, after an `if` or loop containing one,
- * and before entering a loop body containing one (a later iteration runs after its effects).
- * Activating lookups are effects and are never dropped for a pure one, but a lookup of a cell
- * that an earlier activating lookup of the same container and index returned is that cell:
- * it stays active until a deactivation (the "deactivation epoch"). */
+ *  - reads of a field's activity (is_active, sn_is_active, sn_lookup and sn_field_ptr with
+ *    activate = 0) only while nothing stored to, activated or deactivated cells of that field
+ *    in between (the field's "mask epoch");
+ *  - loads only while nothing stored to what they read in between: a local variable, the
+ *    global temporaries, or the field (the field's "value epoch").
+ * Fields are told apart only when the task's slots are bound to distinct fields
+ * (ir_task.distinct_slots); otherwise every field shares one pair of epochs. The fused body of
+ * several kernels is where this pays: a backtrace through the velocity computed by each of
+ * three advection kernels is computed once, though each stores its own result in between.
+ * An epoch changes after every statement with an effect on it, after an `if` or loop
+ * containing one, and before entering a loop body containing one (a later iteration runs
+ * after its effects). Activating lookups are effects and are never dropped for a pure one,
+ * but a lookup of a cell that an earlier activating lookup of the same container and index
+ * returned is that cell: it stays active until a deactivation (the "deactivation epoch"). */
 #include "engine/opt/opt_internal.h"
 
 #include <stdlib.h>
@@ -29,13 +35,31 @@ typedef struct entry {
     uint32_t bucket;
 } entry;
 
+/* Field slots with epochs of their own; higher slots share the last pair (sharing an epoch
+ * only ever loses a match). */
+#define CSE_SLOTS 64
+
+typedef struct epochs {
+    uint64_t local, gtmp;  /* loads of locals, of the global temporaries */
+    uint64_t any;          /* loads through a pointer of unknown origin: every memory effect */
+    uint64_t deact;
+    uint64_t val[CSE_SLOTS], mask[CSE_SLOTS];
+} epochs;
+
+/* What a statement (with everything nested in it) may change. */
+typedef struct effects {
+    int local, gtmp, deact, all;
+    uint64_t slots; /* bit per epoch slot */
+} effects;
+
 typedef struct cctx {
     entry *e;
     uint32_t ne, cap;
     int32_t *buckets;
     uint32_t nbuckets;
-    uint64_t counter;            /* fresh epoch numbers */
-    uint64_t mem, mask, deact;   /* current epochs */
+    uint64_t counter; /* fresh epoch numbers */
+    int distinct;     /* ir_task.distinct_slots */
+    epochs ep;        /* current epochs */
     int changed;
 } cctx;
 
@@ -159,15 +183,86 @@ static void pop_to(cctx *c, uint32_t n)
     }
 }
 
-static uint64_t epoch_for(const cctx *c, int kind)
+static int slot_of(const cctx *c, uint32_t field)
 {
-    return kind == K_MASK ? c->mask : kind == K_MEM ? c->mem : kind == K_ACTIVE ? c->deact : 0;
+    if (!c->distinct)
+        return 0;
+    return field < CSE_SLOTS ? (int)field : CSE_SLOTS - 1;
 }
 
-static int deact_visit(ir_stmt *s, void *ud)
+/* The epoch a load's value depends on: that of the memory its pointer names. */
+static uint64_t load_epoch(const cctx *c, const ir_stmt *s)
 {
-    (void)ud;
-    return s->op == IR_DEACTIVATE || s->op == IR_SN_DEACTIVATE;
+    if (s->op == IR_LOAD)
+        return c->ep.local;
+    const ir_stmt *p = s->arg[0];
+    if (p->op == IR_GTMP_PTR)
+        return c->ep.gtmp;
+    if (p->op == IR_GLOBAL_PTR || p->op == IR_SN_FIELD_PTR)
+        return c->ep.val[slot_of(c, p->field)];
+    return c->ep.any;
+}
+
+static uint64_t epoch_for(const cctx *c, const ir_stmt *s, int kind)
+{
+    switch (kind) {
+    case K_MASK: return c->ep.mask[slot_of(c, s->field)];
+    case K_MEM: return load_epoch(c, s);
+    case K_ACTIVE: return c->ep.deact;
+    default: return 0;
+    }
+}
+
+static void touch_field(const cctx *c, effects *e, uint32_t field)
+{
+    e->slots |= 1ull << slot_of(c, field);
+}
+
+/* what a store or an atomic through pointer p changes */
+static void touch_ptr(const cctx *c, effects *e, const ir_stmt *p)
+{
+    if (p->op == IR_ALLOCA)
+        e->local = 1;
+    else if (p->op == IR_GTMP_PTR)
+        e->gtmp = 1;
+    else if (p->op == IR_GLOBAL_PTR || p->op == IR_SN_FIELD_PTR)
+        touch_field(c, e, p->field);
+    else
+        e->all = 1;
+}
+
+typedef struct effect_walk {
+    const cctx *c;
+    effects *e;
+} effect_walk;
+
+static int effect_visit(ir_stmt *s, void *ud)
+{
+    effect_walk *w = ud;
+    switch (s->op) {
+    case IR_STORE: case IR_GLOBAL_STORE: case IR_ATOMIC:
+        touch_ptr(w->c, w->e, s->arg[0]);
+        break;
+    case IR_DEACTIVATE: case IR_SN_DEACTIVATE:
+        w->e->deact = 1;
+        touch_field(w->c, w->e, s->field);
+        break;
+    case IR_ACTIVATE: case IR_SN_ACTIVATE:
+        touch_field(w->c, w->e, s->field);
+        break;
+    case IR_SN_LOOKUP: case IR_SN_FIELD_PTR:
+        if (s->activate)
+            touch_field(w->c, w->e, s->field);
+        break;
+    case IR_IF: case IR_RANGE_FOR: case IR_STRUCT_FOR: case IR_WHILE: case IR_BREAK:
+    case IR_CONTINUE:
+        break; /* control flow: what counts is what runs inside */
+    default:
+        if (ir_op_has_effect(s))
+            w->e->all = 1; /* an effect this pass does not know: it may change anything */
+        break;
+    }
+    return 0;
 }
 
 /* after (or, for loops, also before) statement s with an effect */
@@ -177,13 +272,27 @@ static void bump(cctx *c, ir_stmt *s)
         return; /* nothing after them in the block runs */
     if (!opt_stmt_has_effect(s))
         return;
-    c->mem = ++c->counter;
-    if (s->op == IR_STORE)
-        return; /* locals are not part of any mask */
-    c->mask = ++c->counter;
-    if (deact_visit(s, NULL) || (s->body && ir_walk(s->body, deact_visit, NULL)) ||
-        (s->els && ir_walk(s->els, deact_visit, NULL)))
-        c->deact = ++c->counter;
+    effects e = {0};
+    effect_walk w = {c, &e};
+    effect_visit(s, &w);
+    if (s->body)
+        ir_walk(s->body, effect_visit, &w);
+    if (s->els)
+        ir_walk(s->els, effect_visit, &w);
+    if (e.local || e.all)
+        c->ep.local = ++c->counter;
+    if (e.gtmp || e.all)
+        c->ep.gtmp = ++c->counter;
+    if (e.gtmp || e.slots || e.all)
+        c->ep.any = ++c->counter;
+    if (e.deact || e.all)
+        c->ep.deact = ++c->counter;
+    for (int i = 0; i < CSE_SLOTS; i++) {
+        if (e.all || (e.slots >> i & 1)) {
+            c->ep.val[i] = ++c->counter;
+            c->ep.mask[i] = ++c->counter;
+        }
+    }
 }
 
 static void block(cctx *c, ir_block *b);
@@ -194,37 +303,38 @@ static void stmt(cctx *c, ir_stmt *s)
         s->arg[i] = ir_resolve(s->arg[i]);
     int kind = kind_of(s);
     if (kind == K_PURE || kind == K_MASK || kind == K_MEM) {
-        ir_stmt *e = find(c, s, kind, epoch_for(c, kind));
+        uint64_t ep = epoch_for(c, s, kind);
+        ir_stmt *e = find(c, s, kind, ep);
         if (!e && kind == K_MASK && s->op >= IR_SN_LOOKUP)
-            e = find(c, s, K_ACTIVE, c->deact);
+            e = find(c, s, K_ACTIVE, c->ep.deact);
         if (e) {
             opt_replace(s, e);
             c->changed++;
             return;
         }
-        add(c, s, kind, epoch_for(c, kind));
+        add(c, s, kind, ep);
         return;
     }
     if (kind == K_ACTIVE) {
-        ir_stmt *e = find(c, s, K_ACTIVE, c->deact);
+        ir_stmt *e = find(c, s, K_ACTIVE, c->ep.deact);
         if (e) {
             opt_replace(s, e); /* the cell is active already: the lookup activates nothing */
             c->changed++;
             return;
         }
         bump(c, s);
-        add(c, s, K_ACTIVE, c->deact);
+        add(c, s, K_ACTIVE, c->ep.deact);
         return;
     }
     if (s->op == IR_IF) {
-        uint64_t mem = c->mem, mask = c->mask, deact = c->deact;
+        epochs saved = c->ep;
         uint32_t h = c->ne;
         block(c, s->body);
         pop_to(c, h);
-        c->mem = mem, c->mask = mask, c->deact = deact;
+        c->ep = saved;
         block(c, s->els);
         pop_to(c, h);
-        c->mem = mem, c->mask = mask, c->deact = deact;
+        c->ep = saved;
         bump(c, s);
         return;
     }
@@ -251,6 +361,7 @@ int opt_cse(ir_task *t)
 {
     uint32_t n = ir_task_number(t);
     cctx c = {0};
+    c.distinct = t->distinct_slots;
     c.cap = 2 * n + 2;
     c.nbuckets = 64;
     while (c.nbuckets < 2 * n)

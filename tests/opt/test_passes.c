@@ -324,6 +324,81 @@ static void test_cse_lookups(void)
     ir_task_free(t);
 }
 
+/* Slots bound to distinct fields (ir_task.distinct_slots) keep their loads and lookups across
+ * stores through the other slot; slots that may alias do not. A store to a local variable
+ * never ends a field load's life. Built the same way twice, once per setting. */
+static ir_task *distinct_case(ir_builder *b, int distinct)
+{
+    ir_task *t = kernel(b, distinct ? "distinct" : "aliasing");
+    t->distinct_slots = (uint8_t)distinct;
+    ir_stmt *n = ir_arg(b, IR_I32, 1);
+    ir_stmt *pa = ir_global_ptr(b, 0, 0, &n);
+    ir_stmt *la = ir_global_load(b, pa);
+    ir_stmt *loc = ir_alloca(b, IR_F32);
+    ir_store(b, loc, la);
+    ir_global_load(b, pa);                               /* -> la: only a local changed */
+    ir_stmt *idx[3] = {n, n, n};
+    ir_stmt *r = ir_sn_root(b, 1);
+    ir_stmt *c = ir_sn_child(b, 1, 1, r);
+    ir_stmt *i = ir_sn_index(b, 1, 1, idx);
+    ir_stmt *cell = ir_sn_lookup(b, 1, 1, 0, c, i);
+    ir_stmt *pv = ir_sn_field_ptr(b, 1, 0, 0, cell, i);
+    ir_stmt *lv = ir_global_load(b, pv);
+    ir_global_store(b, pa, lv);                          /* a store through slot 0 */
+    ir_stmt *cell2 = ir_sn_lookup(b, 1, 1, 0, c, i);     /* distinct: -> cell */
+    ir_stmt *pv2 = ir_sn_field_ptr(b, 1, 0, 0, cell2, i);
+    ir_stmt *lv2 = ir_global_load(b, pv2);               /* distinct: -> lv */
+    ir_stmt *la2 = ir_global_load(b, pa);                /* stays: slot 0 was stored */
+    ir_global_store(b, pa, ir_binary(b, IR_ADD, lv2, la2));
+    return t;
+}
+
+static void test_cse_distinct_slots(void)
+{
+    ir_builder b;
+    ir_task *t = distinct_case(&b, 1);
+    only(t, OPT_CSE, "task kernel \"distinct\" {\n"
+                     "  $0 = arg i32 #1\n"
+                     "  $1 = global_ptr ptr<f32> @a [$0]\n"
+                     "  $2 = global_load f32 $1\n"
+                     "  $3 = alloca ptr<f32>\n"
+                     "  $4 : store $3 $2\n"
+                     "  $5 = sn_root cell @v\n"
+                     "  $6 = sn_child cell @v.L1 $5\n"
+                     "  $7 = sn_index i32 @v.L1 [$0 $0 $0]\n"
+                     "  $8 = sn_lookup cell @v.L1 $6 $7\n"
+                     "  $9 = sn_field_ptr ptr<f32> @v $8 $7\n"
+                     "  $10 = global_load f32 $9\n"
+                     "  $11 : global_store $1 $10\n"
+                     "  $12 = global_load f32 $1\n"
+                     "  $13 = add f32 $10 $12\n"
+                     "  $14 : global_store $1 $13\n"
+                     "}\n");
+    ir_task_free(t);
+    t = distinct_case(&b, 0);
+    only(t, OPT_CSE, "task kernel \"aliasing\" {\n"
+                     "  $0 = arg i32 #1\n"
+                     "  $1 = global_ptr ptr<f32> @a [$0]\n"
+                     "  $2 = global_load f32 $1\n"
+                     "  $3 = alloca ptr<f32>\n"
+                     "  $4 : store $3 $2\n"
+                     "  $5 = sn_root cell @v\n"
+                     "  $6 = sn_child cell @v.L1 $5\n"
+                     "  $7 = sn_index i32 @v.L1 [$0 $0 $0]\n"
+                     "  $8 = sn_lookup cell @v.L1 $6 $7\n"
+                     "  $9 = sn_field_ptr ptr<f32> @v $8 $7\n"
+                     "  $10 = global_load f32 $9\n"
+                     "  $11 : global_store $1 $10\n"
+                     "  $12 = sn_lookup cell @v.L1 $6 $7\n"
+                     "  $13 = sn_field_ptr ptr<f32> @v $12 $7\n"
+                     "  $14 = global_load f32 $13\n"
+                     "  $15 = global_load f32 $1\n"
+                     "  $16 = add f32 $14 $15\n"
+                     "  $17 : global_store $1 $16\n"
+                     "}\n");
+    ir_task_free(t);
+}
+
 static void test_dce(void)
 {
     ir_builder b;
@@ -439,6 +514,7 @@ int main(void)
     test_forward();
     test_cse_values_and_loads();
     test_cse_lookups();
+    test_cse_distinct_slots();
     test_dce();
     test_pipeline();
     return ir_test_result("opt_passes");
