@@ -7,6 +7,9 @@
  * front of a's loop and its loop body at the end of a's loop body, with references to b's loop
  * redirected to a's. */
 #include "engine/passes/passes_internal.h"
+#if PLUME_HAVE_OPT
+#include "engine/opt/opt.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,14 +98,51 @@ static uint32_t task_size(const ir_task *t)
     return n;
 }
 
+#if PLUME_HAVE_OPT
+/* Statements of t once optimized (a clone; t unchanged), or UINT32_MAX on failure. */
+static uint32_t optimized_size(const ir_task *t)
+{
+    ir_task *c = pass_clone(t);
+    char err[256];
+    uint32_t n = UINT32_MAX;
+    if (c && opt_run(c, 0, NULL, NULL, err, sizeof err) == 0)
+        n = task_size(c);
+    ir_task_free(c);
+    return n;
+}
+#endif
+
+/* Optimizes the fused task t in place (its slots bound to distinct fields when ids are, so
+ * loads of one field survive the other body's stores) and tells whether it came out at most
+ * PASSES_FUSE_SHARED percent of a and b optimized alone: the bodies shared that much work. */
+static int shares_work(ir_task *t, const uint32_t *ids, uint32_t nf, const ir_task *a,
+                       const ir_task *b)
+{
+#if PLUME_HAVE_OPT
+    t->distinct_slots = 1;
+    for (uint32_t i = 0; i < nf; i++)
+        for (uint32_t j = i + 1; j < nf; j++)
+            if (ids[i] == ids[j])
+                t->distinct_slots = 0;
+    char err[256];
+    uint32_t sa = optimized_size(a), sb = optimized_size(b);
+    if (sa == UINT32_MAX || sb == UINT32_MAX || opt_run(t, 0, NULL, NULL, err, sizeof err) != 0)
+        return 0;
+    return (uint64_t)task_size(t) * 100u <= ((uint64_t)sa + sb) * PASSES_FUSE_SHARED;
+#else
+    (void)t, (void)ids, (void)nf, (void)a, (void)b;
+    return 0;
+#endif
+}
+
 passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b)
 {
     if (!a || !b || !compatible(a, b))
         return NULL;
-    /* two heavy bodies run slower interleaved per iteration than one after the other */
-    if (task_size(a->task) > PASSES_FUSE_HEAVY && task_size(b->task) > PASSES_FUSE_HEAVY)
-        return NULL;
     ir_task *ta = a->task, *tb = b->task;
+    /* two heavy bodies run slower interleaved per iteration than one after the other, unless
+     * they share work (checked once the fused task exists) */
+    int heavy = task_size(ta) > PASSES_FUSE_HEAVY && task_size(tb) > PASSES_FUSE_HEAVY;
     int ua = pass_uses_gtmp(ta), ub = pass_uses_gtmp(tb);
     /* the binding names one gtmp state: two kernels' buffers cannot both be described */
     if (ua && ub && a->gtmp_state != b->gtmp_state)
@@ -176,6 +216,8 @@ passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b)
     }
     /* b's bounds and other prologue values its body did not need */
     pass_drop_dead(t);
+    if (heavy && !shares_work(t, ids, nf, ta, tb))
+        goto fail;
     char err[256];
     if (ir_verify(t, err, sizeof err) != 0 || pass_compute_meta(t) != 0)
         goto fail;

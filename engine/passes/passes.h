@@ -100,7 +100,8 @@ typedef struct passes_bound {
  * none. NULL when out of memory or the arguments do not match. */
 passes_bound *passes_bound_create(const ir_task *task, const uint32_t *field_id,
                                   uint32_t nfields, uint32_t gtmp_state);
-/* Takes ownership of task (freed on failure too). */
+/* Takes ownership of task (freed on failure too). Both set task->distinct_slots from the
+ * binding (1 when no two slots name one field). */
 passes_bound *passes_bound_adopt(ir_task *task, const uint32_t *field_id, uint32_t nfields,
                                  uint32_t gtmp_state);
 void passes_bound_free(passes_bound *b);
@@ -117,13 +118,17 @@ uint64_t passes_bound_hash(const passes_bound *b);
  * IR_GTMP_PTR indices) follow a's. NULL (declined) for anything else: different kinds or
  * ranges, more than PASSES_MAX_SLOTS slots, two kernels' global temporaries. */
 passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b);
-/* Fusion is declined when both tasks have more statements than this. Measured (2-core CPU,
+/* Fusion of two tasks that both have more statements than PASSES_FUSE_HEAVY is declined unless
+ * the fused body, optimized, has at most PASSES_FUSE_SHARED percent of their statements
+ * together: the bodies share work the optimizer now does once (advection kernels of several
+ * fields tracing the same paths through one velocity). Measured (2-core CPU,
  * one process, the smoke solver's kernels on a frame-12 state): the two scalar backward steps
  * (~390 statements each) and the velocity's forward step (~1250) took 47.6 ms as three tasks
  * and 63.0 ms as one loop running the three bodies per voxel. A small body joining a large one
  * (a correction after its step, a copy) keeps what fusion gives: no launch, no second pass over
  * the list, values forwarded in registers. */
 #define PASSES_FUSE_HEAVY 300u
+#define PASSES_FUSE_SHARED 80u
 /* Sets the `demoted` bit of `level` of SNode (field id * 16 + level) on every global_ptr and
  * activate of slots bound to that field. NULL when nothing changed. */
 passes_bound *passes_demote(const passes_bound *b, uint32_t snode);

@@ -123,7 +123,16 @@ static ir_task *heavy_task(const char *name, const char *src, const char *dst, i
     return t;
 }
 
-/* Two bodies above PASSES_FUSE_HEAVY statements are not fused; a heavy and a light one are. */
+static int count_one(ir_stmt *s, void *ud)
+{
+    (void)s;
+    (*(uint32_t *)ud)++;
+    return 0;
+}
+
+/* Two bodies above PASSES_FUSE_HEAVY statements are not fused; a heavy and a light one are;
+ * two heavy ones computing the same values from the same field are (the fused body computes
+ * them once: about one body's statements, not two). */
 static void test_fuse_heavy(void)
 {
     sfg_ir_ops ops = passes_sfg_ops();
@@ -136,6 +145,17 @@ static void test_fuse_heavy(void)
     CHECK(ac != NULL);
     passes_bound *ca = ops.fuse(ops.ud, c, a);
     CHECK(ca != NULL);
+    passes_bound *same = bind(heavy_task("s", "x", "z", adds), 10, 15);
+    passes_bound *as = ops.fuse(ops.ud, a, same);
+    CHECK(as != NULL);
+    if (as) {
+        uint32_t n = 0;
+        ir_walk(as->task->body, count_one, &n);
+        CHECK(n < (uint32_t)adds + 20);
+        CHECK(as->nfields == 3 && as->task->distinct_slots);
+    }
+    ops.free_ir(ops.ud, as);
+    ops.free_ir(ops.ud, same);
     ops.free_ir(ops.ud, ac);
     ops.free_ir(ops.ud, ca);
     ops.free_ir(ops.ud, a);
