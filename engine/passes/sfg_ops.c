@@ -28,7 +28,10 @@ static int op_meta(void *ud, const void *ir, sfg_task_meta *out)
         b->meta_cap = need;
     }
     sfg_ir_binding bind = {b->field_id, b->nfields, b->gtmp_state};
-    return sfg_meta_from_ir(&b->task->meta, &bind, b->meta_buf, b->meta_cap, out);
+    int rc = sfg_meta_from_ir(&b->task->meta, &bind, b->meta_buf, b->meta_cap, out);
+    if (rc == SFG_OK)
+        out->family = ir_task_hash(b->task);
+    return rc;
 }
 
 static void *op_fuse(void *ud, const void *a, const void *b)

@@ -228,6 +228,11 @@ int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, sfg_ir *out) {
     return remember(b, &b->fuse_cache, a.hash, c.hash, res, 0, out);
 }
 
+int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c) {
+    uint64_t v;
+    return sfg_map_get(&b->fuse_cache, a.hash, c.hash, &v) && v == DECLINED;
+}
+
 int sfg_bank_demote(sfg_bank *b, sfg_ir ir, uint32_t snode, sfg_ir *out) {
     uint32_t e;
     int rc = held(b, ir, &e, "sfg_bank_demote");

@@ -10,6 +10,10 @@
  *   4. neither has side effects beyond its states.
  * Each round every task takes part in at most one fusion, so n fusible tasks need O(log n)
  * rounds and no task grows by a long chain at once (the bank caches the repeated pairs).
+ * A task's partner is the nearest fusible later task of its own family (sfg_task_meta.family)
+ * within the scan, else the nearest fusible one, in both cases one whose fusion with it was
+ * not declined before (the IR side declines, e.g., two heavy bodies sharing no work): a round that only
+ * met refusals is followed by one in which those tasks look further.
  *
  * Reachability: the pending list is a topological order, so every path between two tasks runs
  * through tasks placed between them. Descendant sets are bitsets over a block of consecutive
@@ -33,6 +37,7 @@
 
 typedef struct fusion_round {
     sfg_graph *g;
+    const sfg_bank *bank;
     uint32_t fp, np;
     uint32_t blk_lo, blk_n, words; /* current block [blk_lo, blk_lo + blk_n) in positions */
     uint64_t *desc;                /* blk_n rows of `words` words */
@@ -168,21 +173,38 @@ static int cmp_pair_end(const void *x, const void *y) {
     return p->a < q->a ? -1 : p->a > q->a;
 }
 
-/* For each task of the block, its nearest fusible later partner in the block. */
+static uint64_t family(const fusion_round *r, uint32_t pos) {
+    return r->g->node[r->fp + pos].meta->family;
+}
+
+/* For each task of the block, its partner in the block (see the top of the file). */
 static int find_pairs(fusion_round *r, uint32_t scan, pair **pairs, uint32_t *n_pairs,
                       uint32_t *cap_pairs) {
     uint32_t hi = r->blk_lo + r->blk_n;
     for (uint32_t a = r->blk_lo; a < hi; a++) {
-        uint32_t tries = 0;
+        uint32_t tries = 0, nearest = SFG_NONE, kin = SFG_NONE;
+        uint64_t fam = family(r, a);
         for (uint32_t b = r->next_same[a]; b != SFG_NONE && b < hi && tries < scan;
              b = r->next_same[b], tries++) {
-            if (!fusible(r, a, b))
+            /* once the nearest is known only a relative can change the choice */
+            if (nearest != SFG_NONE && (!fam || family(r, b) != fam))
                 continue;
-            if (sfg_reserve((void **)pairs, cap_pairs, *n_pairs + 1, sizeof **pairs))
-                return SFG_ENOMEM;
-            (*pairs)[(*n_pairs)++] = (pair){a, b};
-            break;
+            if (!fusible(r, a, b) ||
+                sfg_bank_fuse_declined(r->bank, r->g->node[r->fp + a].ir,
+                                       r->g->node[r->fp + b].ir))
+                continue;
+            if (nearest == SFG_NONE)
+                nearest = b;
+            if (fam && family(r, b) == fam) {
+                kin = b;
+                break;
+            }
         }
+        if (nearest == SFG_NONE)
+            continue;
+        if (sfg_reserve((void **)pairs, cap_pairs, *n_pairs + 1, sizeof **pairs))
+            return SFG_ENOMEM;
+        (*pairs)[(*n_pairs)++] = (pair){a, kin != SFG_NONE ? kin : nearest};
     }
     return SFG_OK;
 }
@@ -240,7 +262,7 @@ static int make_fused(sfg_queue *q, const sfg_node *a, const sfg_node *b, sfg_no
 
 /* Builds the new pending order from the chosen pairs and swaps it in. */
 static int apply(sfg_queue *q, fusion_round *r, const pair *chosen, uint32_t n_chosen,
-                 uint32_t *n_fused) {
+                 uint32_t *n_fused, uint32_t *n_declined) {
     sfg_graph *g = r->g;
     uint32_t fp = r->fp, cap = fp + r->np;
     sfg_node *nn = malloc((size_t)cap * sizeof *nn);
@@ -268,6 +290,9 @@ static int apply(sfg_queue *q, fusion_round *r, const pair *chosen, uint32_t n_c
     memcpy(nn, g->node, (size_t)fp * sizeof *nn);
     uint32_t w = fp, c = 0;
     *n_fused = 0;
+    *n_declined = 0;
+    for (uint32_t k = 0; k < n_chosen; k++)
+        *n_declined += !ok[k];
     for (uint32_t p = 0; p < r->np; p++) {
         while (c < n_chosen && chosen[c].a < p)
             c++;
@@ -304,7 +329,8 @@ int sfg_pass_fusion(sfg_queue *q, int *changed) {
     *changed = 0;
     int rc = SFG_OK;
     for (uint32_t round = 0; round < rounds && !rc; round++) {
-        fusion_round r = {.g = g, .fp = g->first_pending, .np = sfg_graph_pending(g)};
+        fusion_round r = {.g = g, .bank = q->bank, .fp = g->first_pending,
+                          .np = sfg_graph_pending(g)};
         if (r.np < 2)
             break;
         uint32_t blk = r.np < FUSION_BLOCK ? r.np : FUSION_BLOCK;
@@ -314,6 +340,7 @@ int sfg_pass_fusion(sfg_queue *q, int *changed) {
         r.reaches_b = calloc(r.np, 1);
         pair *cand = NULL, *chosen = NULL;
         uint32_t n_cand = 0, cap_cand = 0, n_chosen = 0, cap_chosen = 0, n_fused = 0;
+        uint32_t n_declined = 0;
         if (!r.desc || !r.next_same || !r.reaches_b)
             rc = SFG_ENOMEM;
         if (!rc)
@@ -337,7 +364,7 @@ int sfg_pass_fusion(sfg_queue *q, int *changed) {
         if (!rc && n_chosen) {
             /* pairs were appended block by block, each block sorted by end: already in
              * position order, and apply() walks them in that order */
-            rc = apply(q, &r, chosen, n_chosen, &n_fused);
+            rc = apply(q, &r, chosen, n_chosen, &n_fused, &n_declined);
         }
         free(r.desc);
         free(r.next_same);
@@ -346,8 +373,11 @@ int sfg_pass_fusion(sfg_queue *q, int *changed) {
         free(chosen);
         if (rc)
             break;
-        if (!n_fused)
+        if (!n_fused) {
+            if (n_declined)
+                continue; /* the refused pairs are known now: partners further on next */
             break;
+        }
         q->stats.tasks_fused += n_fused;
         *changed = 1;
         rc = sfg_graph_rebuild(g);

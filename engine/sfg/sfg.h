@@ -136,6 +136,10 @@ typedef struct sfg_task_meta {
     int64_t begin, end;      /* range_for: constant iteration range [begin, end) */
     uint32_t n_access;
     const sfg_access *access;
+    /* Tasks of one family run the same code, perhaps on other fields (the engine: the hash of
+     * the unbound IR). Fusion prefers a partner of the task's own family: such bodies often
+     * compute the same values (several fields advected along one velocity). 0: none. */
+    uint64_t family;
 } sfg_task_meta;
 
 /* ---- IR operations (implemented by the engine on the real IR) ------------------------- */
@@ -192,6 +196,8 @@ int sfg_bank_intern(sfg_bank *b, void *ir, sfg_ir *out);
 int sfg_bank_meta(sfg_bank *b, sfg_ir ir, const sfg_task_meta **out);
 /* Cached ops: SFG_EOP when the op declined (the refusal is cached too). */
 int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, sfg_ir *out);
+/* 1 when fusing a then c was tried and declined (a cache lookup only; no op runs). */
+int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c);
 int sfg_bank_demote(sfg_bank *b, sfg_ir ir, uint32_t snode, sfg_ir *out);
 int sfg_bank_remove_stores(sfg_bank *b, sfg_ir ir, sfg_state state, sfg_ir *out, int *empty);
 sfg_bank_stats sfg_bank_get_stats(const sfg_bank *b);
