@@ -22,7 +22,7 @@
  * successor of A that no other successor of A reaches.
  *
  * Applying a round: pairs are chosen with disjoint position intervals [A, B] (interval
- * scheduling by earliest B, which keeps pairs short and many). Inside an interval, the tasks
+ * scheduling by earliest B, which keeps pairs short and many; pairs of one family first). Inside an interval, the tasks
  * that reach B go first, then the fused task, then the rest — a valid order of the contracted
  * graph, because no task between them is both reached from A and reaching B. */
 #include "engine/sfg/sfg_internal.h"
@@ -164,6 +164,7 @@ static int fusible(const fusion_round *r, uint32_t a, uint32_t b) {
 
 typedef struct pair {
     uint32_t a, b;
+    int kin; /* b is of a's family */
 } pair;
 
 static int cmp_pair_end(const void *x, const void *y) {
@@ -204,30 +205,51 @@ static int find_pairs(fusion_round *r, uint32_t scan, pair **pairs, uint32_t *n_
             continue;
         if (sfg_reserve((void **)pairs, cap_pairs, *n_pairs + 1, sizeof **pairs))
             return SFG_ENOMEM;
-        (*pairs)[(*n_pairs)++] = (pair){a, kin != SFG_NONE ? kin : nearest};
+        (*pairs)[(*n_pairs)++] =
+            kin != SFG_NONE ? (pair){a, kin, 1} : (pair){a, nearest, 0};
     }
     return SFG_OK;
 }
 
-/* Picks disjoint intervals (earliest end first) among this block's candidates, appending the
- * winners to `chosen` and marking the interior tasks that reach B. */
+static int cmp_pair_start(const void *x, const void *y) {
+    const pair *p = x, *q = y;
+    return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/* Picks disjoint intervals among this block's candidates — pairs of one family first, then
+ * the others, each earliest end first — appending the winners to `chosen` in position order
+ * and marking the interior tasks that reach B. */
 static int choose(fusion_round *r, pair *cand, uint32_t n, pair **chosen, uint32_t *n_chosen,
                   uint32_t *cap_chosen) {
     if (!n)
         return SFG_OK;
     qsort(cand, n, sizeof *cand, cmp_pair_end);
-    uint32_t last_end = SFG_NONE; /* no interval yet */
-    for (uint32_t c = 0; c < n; c++) {
-        if (last_end != SFG_NONE && cand[c].a <= last_end)
-            continue;
-        if (sfg_reserve((void **)chosen, cap_chosen, *n_chosen + 1, sizeof **chosen))
-            return SFG_ENOMEM;
-        (*chosen)[(*n_chosen)++] = cand[c];
-        last_end = cand[c].b;
-        uint32_t rb = cand[c].b - r->blk_lo;
-        for (uint32_t x = cand[c].a + 1; x < cand[c].b; x++)
-            r->reaches_b[x] = (unsigned char)bit(row_of(r, x), rb);
+    unsigned char *taken = calloc(r->blk_n, 1);
+    if (!taken)
+        return SFG_ENOMEM;
+    uint32_t first = *n_chosen;
+    for (int kin = 1; kin >= 0; kin--) {
+        for (uint32_t c = 0; c < n; c++) {
+            if (cand[c].kin != kin)
+                continue;
+            uint32_t x = cand[c].a;
+            while (x <= cand[c].b && !taken[x - r->blk_lo])
+                x++;
+            if (x <= cand[c].b)
+                continue; /* overlaps a chosen interval */
+            if (sfg_reserve((void **)chosen, cap_chosen, *n_chosen + 1, sizeof **chosen)) {
+                free(taken);
+                return SFG_ENOMEM;
+            }
+            (*chosen)[(*n_chosen)++] = cand[c];
+            memset(taken + (cand[c].a - r->blk_lo), 1, cand[c].b - cand[c].a + 1);
+            uint32_t rb = cand[c].b - r->blk_lo;
+            for (x = cand[c].a + 1; x < cand[c].b; x++)
+                r->reaches_b[x] = (unsigned char)bit(row_of(r, x), rb);
+        }
     }
+    free(taken);
+    qsort(*chosen + first, *n_chosen - first, sizeof **chosen, cmp_pair_start);
     return SFG_OK;
 }
 

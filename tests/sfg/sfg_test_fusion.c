@@ -242,8 +242,65 @@ static void test_struct_for(void) {
     toy_env_free(&e);
 }
 
+static toy_ir *tagged(toy_ir *ir, int family, int heavy) {
+    if (ir) {
+        ir->family = (uint8_t)family;
+        ir->heavy = (uint8_t)heavy;
+    }
+    return ir;
+}
+
+/* Two kernels applied to two fields each, interleaved (as one node graph advects channel by
+ * channel): a1 b1 a2 b2, all independent and heavy; fusing across families is declined. */
+static void families(toy_env *e) {
+    launch(e, tagged(TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(Y, TA_INDEX, 0, X, TA_INDEX, 1, 1)), 1, 1),
+           NULL, "a1");
+    launch(e, tagged(TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(Z, TA_INDEX, 0, X, TA_INDEX, -1, 2)), 2, 1),
+           NULL, "b1");
+    launch(e, tagged(TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(W, TA_INDEX, 0, V, TA_INDEX, 1, 1)), 1, 1),
+           NULL, "a2");
+    launch(e, tagged(TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(5, TA_INDEX, 0, V, TA_INDEX, -1, 2)), 2, 1),
+           NULL, "b2");
+}
+
+/* a (heavy), b (heavy, another family), c (light): a's nearest partner b declines; a must then
+ * try c, in a later round, rather than stop. */
+static void declined_then_other(toy_env *e) {
+    launch(e, tagged(TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(Y, TA_INDEX, 0, X, TA_INDEX, 0, 1)), 1, 1),
+           NULL, "a");
+    launch(e, tagged(TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(Z, TA_INDEX, 0, X, TA_INDEX, 0, 2)), 2, 1),
+           NULL, "b");
+    launch(e, TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(W, TA_INDEX, 0, Y, TA_INDEX, 0, 3)), NULL, "c");
+}
+
+static int has_task(const toy_env *e, const char *name) {
+    for (uint32_t i = 0; i < e->ex.last_n; i++)
+        if (!strcmp(e->ex.last_name[i], name))
+            return 1;
+    return 0;
+}
+
+static void test_partners(void) {
+    toy_env e;
+    run_both(families, 0, &e);
+    CHECK_EQ(e.ex.last_n, 2);
+    CHECK(has_task(&e, "a1+a2"));
+    CHECK(has_task(&e, "b1+b2"));
+    /* kin first: a1+a2, b1+b2, and one refused try of the two fused tasks (whose family is
+     * none); no a-b pair of the originals was ever tried */
+    CHECK_EQ(e.cnt.fuses, 3);
+    toy_env_free(&e);
+
+    run_both(declined_then_other, 0, &e);
+    CHECK_EQ(e.ex.last_n, 2);
+    CHECK(has_task(&e, "a+c"));
+    CHECK(has_task(&e, "b"));
+    toy_env_free(&e);
+}
+
 int main(void) {
     test_chain_and_increments();
+    test_partners();
     test_races();
     test_paths();
     test_placement();

@@ -131,7 +131,8 @@ static uint64_t op_hash(void *ud, const void *p) {
     const toy_ir *ir = p;
     c->hashes++;
     uint64_t h = 0xcbf29ce484222325ull;
-    int32_t head[6] = {ir->loop, ir->snode, ir->side_effects, ir->n_args, ir->begin, ir->end};
+    int32_t head[8] = {ir->loop, ir->snode, ir->side_effects, ir->n_args,
+                       ir->begin, ir->end, ir->family, ir->heavy};
     h = fnv(h, head, sizeof head);
     for (uint32_t k = 0; k < ir->n; k++) {
         const toy_stmt *s = &ir->s[k];
@@ -148,6 +149,7 @@ static int op_meta(void *ud, const void *p, sfg_task_meta *out) {
     uint32_t n = 0;
     memset(out, 0, sizeof *out);
     out->flags = ir->side_effects ? SFG_TASK_SIDE_EFFECTS : 0;
+    out->family = ir->family;
     out->snode = ir->snode;
     int parallel = ir->loop == TOY_RANGE || ir->loop == TOY_STRUCT;
     switch (ir->loop) {
@@ -252,6 +254,9 @@ static void *op_fuse(void *ud, const void *pa, const void *pb) {
     c->fuses++;
     if (a->loop != b->loop)
         return NULL;
+    /* like the engine's heavy bodies that share no work */
+    if (a->heavy && b->heavy && !(a->family && a->family == b->family))
+        return NULL;
     toy_ir *f = toy_copy(a, b->n);
     if (!f)
         return NULL;
@@ -266,6 +271,8 @@ static void *op_fuse(void *ud, const void *pa, const void *pb) {
     f->n = a->n + b->n;
     f->n_args = (uint8_t)(a->n_args + b->n_args);
     f->side_effects = a->side_effects | b->side_effects;
+    f->family = 0;
+    f->heavy = a->heavy | b->heavy;
     return f;
 }
 

@@ -38,6 +38,8 @@ typedef struct toy_ir {
     uint8_t snode;         /* struct_for / clear / listgen / gc */
     uint8_t side_effects;
     uint8_t n_args;        /* int32 arguments */
+    uint8_t family;        /* sfg_task_meta.family (0: none; fused tasks have none) */
+    uint8_t heavy;         /* fusing two heavy tasks of different families is declined */
     int32_t begin, end;    /* range_for */
     uint32_t n;
     toy_stmt s[];
