@@ -18,6 +18,7 @@
 typedef struct remap {
     uint32_t slot[PASSES_MAX_SLOTS];
     uint32_t arg_shift;
+    const sfg_arg_match *same; /* b's arguments equal to one of a's, or NULL */
     ir_stmt *from_loop, *to_loop;
 } remap;
 
@@ -32,8 +33,12 @@ static int renumber(ir_stmt *s, void *ud)
     remap *r = ud;
     if (uses_field(s))
         s->field = (uint16_t)r->slot[s->field];
-    if (s->op == IR_ARG || s->op == IR_GTMP_PTR)
-        s->index += r->arg_shift;
+    if (s->op == IR_ARG || s->op == IR_GTMP_PTR) {
+        if (r->same && s->index < r->same->n && r->same->same[s->index] >= 0)
+            s->index = (uint32_t)r->same->same[s->index];
+        else
+            s->index += r->arg_shift;
+    }
     if (r->from_loop && s->loop == r->from_loop)
         s->loop = r->to_loop;
     return 0;
@@ -135,7 +140,7 @@ static int shares_work(ir_task *t, const uint32_t *ids, uint32_t nf, const ir_ta
 #endif
 }
 
-passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b)
+passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b, const sfg_arg_match *m)
 {
     if (!a || !b || !compatible(a, b))
         return NULL;
@@ -189,12 +194,25 @@ passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b)
         ir_block_clone_into(t, scratch, tb, tb->body, NULL, NULL) != 0)
         goto fail;
     r.arg_shift = na;
+    /* equal bytes stand for equal values only between arguments of one type; a pattern for
+     * other argument lists than these tasks' (cannot happen) is ignored */
+    int32_t *same = NULL;
+    sfg_arg_match typed = {0, NULL};
+    if (m && m->n && m->n == tb->nargs && (same = malloc(m->n * sizeof *same)) != NULL) {
+        for (uint32_t i = 0; i < m->n; i++) {
+            int32_t j = m->same[i];
+            same[i] = j >= 0 && (uint32_t)j < na && ta->arg_types[j] == tb->arg_types[i] ? j : -1;
+        }
+        typed = (sfg_arg_match){m->n, same};
+        r.same = &typed;
+    }
     ir_stmt *loop = ta->kind == IR_TASK_SERIAL ? NULL : t->body->last;
     if (loop) {
         r.from_loop = scratch->last;
         r.to_loop = loop;
     }
     ir_walk(scratch, renumber, &r);
+    free(same);
     if (!loop) {
         for (ir_stmt *s = scratch->first, *next; s; s = next) {
             next = s->next;

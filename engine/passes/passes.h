@@ -115,9 +115,10 @@ uint64_t passes_bound_hash(const passes_bound *b);
  * serial; range_for over the same constant range and bound type; struct_for over the same
  * engine field and level). The result runs a's body then b's per iteration; its slots are a's,
  * then b's slots not bound to a field a already has; b's scalar arguments (IR_ARG and
- * IR_GTMP_PTR indices) follow a's. NULL (declined) for anything else: different kinds or
+ * IR_GTMP_PTR indices) follow a's, except those m (may be NULL) says equal one of a's: b's
+ * body reads a's instead, so what both compute from them is computed once. NULL (declined) for anything else: different kinds or
  * ranges, more than PASSES_MAX_SLOTS slots, two kernels' global temporaries. */
-passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b);
+passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b, const sfg_arg_match *m);
 /* Fusion of two tasks that both have more statements than PASSES_FUSE_HEAVY is declined unless
  * the fused body, optimized, has at most PASSES_FUSE_SHARED percent of their statements
  * together: the bodies share work the optimizer now does once (advection kernels of several

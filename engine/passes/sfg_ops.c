@@ -34,10 +34,10 @@ static int op_meta(void *ud, const void *ir, sfg_task_meta *out)
     return rc;
 }
 
-static void *op_fuse(void *ud, const void *a, const void *b)
+static void *op_fuse(void *ud, const void *a, const void *b, const sfg_arg_match *m)
 {
     (void)ud;
-    return passes_fuse(a, b);
+    return passes_fuse(a, b, m);
 }
 
 static void *op_demote(void *ud, const void *ir, uint32_t snode)
@@ -60,6 +60,7 @@ static void op_free(void *ud, void *ir)
 
 sfg_ir_ops passes_sfg_ops(void)
 {
-    sfg_ir_ops o = {NULL, op_hash, op_meta, op_fuse, op_demote, op_remove_stores, op_free};
+    sfg_ir_ops o = {NULL, op_hash, op_meta, op_fuse, op_demote, op_remove_stores, op_free,
+                    sizeof(uint64_t) /* engine/launch.c packs one u64 per scalar argument */};
     return o;
 }

@@ -215,22 +215,34 @@ static int remember(sfg_bank *b, sfg_map *m, uint64_t k0, uint64_t k1, void *res
     return SFG_OK;
 }
 
-int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, sfg_ir *out) {
+/* The fuse cache's second key: c's hash, and the argument pattern when any slot matched. */
+static uint64_t fuse_key(sfg_ir c, const sfg_arg_match *m) {
+    uint64_t k = c.hash;
+    if (!m)
+        return k;
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->same[i] >= 0)
+            k = sfg_mix64(k ^ ((uint64_t)i << 32 | (uint32_t)m->same[i]));
+    return k;
+}
+
+int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m, sfg_ir *out) {
     uint32_t ea, ec;
     int rc = held(b, a, &ea, "sfg_bank_fuse");
     if (!rc)
         rc = held(b, c, &ec, "sfg_bank_fuse");
     if (rc)
         return rc;
-    if (cached(b, &b->fuse_cache, a.hash, c.hash, out, NULL, &rc))
+    uint64_t k = fuse_key(c, m);
+    if (cached(b, &b->fuse_cache, a.hash, k, out, NULL, &rc))
         return rc;
-    void *res = b->ops.fuse(b->ops.ud, a.ir, c.ir);
-    return remember(b, &b->fuse_cache, a.hash, c.hash, res, 0, out);
+    void *res = b->ops.fuse(b->ops.ud, a.ir, c.ir, m);
+    return remember(b, &b->fuse_cache, a.hash, k, res, 0, out);
 }
 
-int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c) {
+int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m) {
     uint64_t v;
-    return sfg_map_get(&b->fuse_cache, a.hash, c.hash, &v) && v == DECLINED;
+    return sfg_map_get(&b->fuse_cache, a.hash, fuse_key(c, m), &v) && v == DECLINED;
 }
 
 int sfg_bank_demote(sfg_bank *b, sfg_ir ir, uint32_t snode, sfg_ir *out) {

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #define FUSION_BLOCK 4096u
+#define MATCH_MAX 256u /* argument slots compared; a task with more matches none */
 #define DEFAULT_ROUNDS 64u
 #define DEFAULT_SCAN 256u
 
@@ -174,6 +175,31 @@ static int cmp_pair_end(const void *x, const void *y) {
     return p->a < q->a ? -1 : p->a > q->a;
 }
 
+/* Which of b's argument slots hold the same bytes as one of a's (sfg_arg_match), in same[]. */
+static sfg_arg_match arg_match(const sfg_bank *bank, const sfg_node *a, const sfg_node *b,
+                               int32_t *same) {
+    sfg_arg_match m = {0, same};
+    size_t u = bank->ops.arg_unit;
+    if (!u || !a->args_size || !b->args_size || b->args_size / u > MATCH_MAX)
+        return m;
+    uint32_t na = (uint32_t)(a->args_size / u), nb = (uint32_t)(b->args_size / u);
+    for (uint32_t i = 0; i < nb; i++) {
+        same[i] = -1;
+        for (uint32_t j = 0; j < na && same[i] < 0; j++)
+            if (!memcmp(a->args + (size_t)j * u, b->args + (size_t)i * u, u))
+                same[i] = (int32_t)j;
+    }
+    m.n = nb;
+    return m;
+}
+
+static int declined(const fusion_round *r, uint32_t a, uint32_t b) {
+    int32_t same[MATCH_MAX];
+    const sfg_node *na = &r->g->node[r->fp + a], *nb = &r->g->node[r->fp + b];
+    sfg_arg_match m = arg_match(r->bank, na, nb, same);
+    return sfg_bank_fuse_declined(r->bank, na->ir, nb->ir, &m);
+}
+
 static uint64_t family(const fusion_round *r, uint32_t pos) {
     return r->g->node[r->fp + pos].meta->family;
 }
@@ -190,9 +216,7 @@ static int find_pairs(fusion_round *r, uint32_t scan, pair **pairs, uint32_t *n_
             /* once the nearest is known only a relative can change the choice */
             if (nearest != SFG_NONE && (!fam || family(r, b) != fam))
                 continue;
-            if (!fusible(r, a, b) ||
-                sfg_bank_fuse_declined(r->bank, r->g->node[r->fp + a].ir,
-                                       r->g->node[r->fp + b].ir))
+            if (!fusible(r, a, b) || declined(r, a, b))
                 continue;
             if (nearest == SFG_NONE)
                 nearest = b;
@@ -258,7 +282,9 @@ static int make_fused(sfg_queue *q, const sfg_node *a, const sfg_node *b, sfg_no
     sfg_ir ir;
     const sfg_task_meta *meta;
     *ok = 0;
-    int rc = sfg_bank_fuse(q->bank, a->ir, b->ir, &ir);
+    int32_t same[MATCH_MAX];
+    sfg_arg_match m = arg_match(q->bank, a, b, same);
+    int rc = sfg_bank_fuse(q->bank, a->ir, b->ir, &m, &ir);
     if (rc == SFG_EOP)
         return SFG_OK;
     if (rc || (rc = sfg_bank_meta(q->bank, ir, &meta)))

@@ -155,6 +155,15 @@ typedef struct sfg_ir {
  * metadata filled by `meta` only have to stay valid until the next call of any op (the bank
  * copies them). Ops other than hash/meta/free_ir may return NULL to decline; the SFG then
  * leaves the task as it is. */
+/* Which launch arguments of a fusion's second task hold the same bytes as one of the first's
+ * (arguments compared in slots of sfg_ir_ops.arg_unit bytes): same[i] is the first task's slot
+ * equal to the second's slot i, or -1. An IR may then read the first task's argument where the
+ * second's was read, so values both compute from equal arguments are computed once. */
+typedef struct sfg_arg_match {
+    uint32_t n;
+    const int32_t *same;
+} sfg_arg_match;
+
 typedef struct sfg_ir_ops {
     void *ud;
     /* A hash of everything that defines the IR's behaviour (loop, body, constants); equal
@@ -163,8 +172,10 @@ typedef struct sfg_ir_ops {
     /* Fills *out for the IR; returns 0, or non-zero when the IR is malformed. */
     int (*meta)(void *ud, const void *ir, sfg_task_meta *out);
     /* A task running the body of a then the body of b in each iteration (both have the same
-     * type and iteration set). Launch arguments of the result are a's followed by b's. */
-    void *(*fuse)(void *ud, const void *a, const void *b);
+     * type and iteration set). Launch arguments of the result are a's followed by b's. `m`
+     * (NULL or empty when arguments are not compared) says which of b's equal a's for this
+     * launch; the result may rely on it, and the bank caches it per pattern. */
+    void *(*fuse)(void *ud, const void *a, const void *b, const sfg_arg_match *m);
     /* The task with every activation of cells of `snode` turned into a plain lookup (the SFG
      * has proven them active): the result no longer writes mask(snode). */
     void *(*demote_activation)(void *ud, const void *ir, uint32_t snode);
@@ -172,6 +183,8 @@ typedef struct sfg_ir_ops {
      * included, stay). Sets *empty to 1 when the result does nothing at all. */
     void *(*remove_stores)(void *ud, const void *ir, sfg_state state, int *empty);
     void (*free_ir)(void *ud, void *ir);
+    /* Bytes per argument slot in launch arguments, for sfg_arg_match; 0: not compared. */
+    size_t arg_unit;
 } sfg_ir_ops;
 
 /* ---- IR bank ----------------------------------------------------------------------------- */
@@ -195,9 +208,10 @@ int sfg_bank_intern(sfg_bank *b, void *ir, sfg_ir *out);
 /* Metadata for a held IR, computed once per hash. */
 int sfg_bank_meta(sfg_bank *b, sfg_ir ir, const sfg_task_meta **out);
 /* Cached ops: SFG_EOP when the op declined (the refusal is cached too). */
-int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, sfg_ir *out);
-/* 1 when fusing a then c was tried and declined (a cache lookup only; no op runs). */
-int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c);
+/* `m` may be NULL (no argument equal); results are cached per (a, c, pattern of m). */
+int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m, sfg_ir *out);
+/* 1 when fusing a then c (with m) was tried and declined (a cache lookup only; no op runs). */
+int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m);
 int sfg_bank_demote(sfg_bank *b, sfg_ir ir, uint32_t snode, sfg_ir *out);
 int sfg_bank_remove_stores(sfg_bank *b, sfg_ir ir, sfg_state state, sfg_ir *out, int *empty);
 sfg_bank_stats sfg_bank_get_stats(const sfg_bank *b);

@@ -49,7 +49,7 @@ static void test_fuse_range(void)
     sfg_ir_ops ops = passes_sfg_ops();
     passes_bound *a = bind(range_task("a", "x", "y", IR_MUL, 1024), 10, 11);
     passes_bound *b = bind(range_task("b", "y", "z", IR_ADD, 1024), 11, 12);
-    passes_bound *f = ops.fuse(ops.ud, a, b);
+    passes_bound *f = ops.fuse(ops.ud, a, b, NULL);
     check_print(f, "task range_for \"a+b\" {\n"
                    "  $0 = const i32 0\n"
                    "  $1 = const i32 1024\n"
@@ -98,7 +98,7 @@ static void test_fuse_range(void)
     }
     /* other range, other kind: declined */
     passes_bound *c = bind(range_task("c", "y", "z", IR_ADD, 512), 11, 12);
-    CHECK(ops.fuse(ops.ud, a, c) == NULL);
+    CHECK(ops.fuse(ops.ud, a, c, NULL) == NULL);
     ops.free_ir(ops.ud, c);
     ops.free_ir(ops.ud, f);
     ops.free_ir(ops.ud, a);
@@ -123,6 +123,25 @@ static ir_task *heavy_task(const char *name, const char *src, const char *dst, i
     return t;
 }
 
+/* dst[i] = src[i] + a + a + ... (`adds` additions of the f32 argument a, argument #0) */
+static ir_task *heavy_arg_task(const char *name, const char *src, const char *dst, int adds)
+{
+    ir_field_info f[2] = {dense1(src, 10), dense1(dst, 10)};
+    ir_type at[1] = {IR_F32};
+    ir_task *t = ir_task_new(IR_TASK_RANGE_FOR, name, f, 2, at, 1);
+    ir_builder b;
+    ir_builder_init(&b, t);
+    ir_stmt *a = ir_arg(&b, IR_F32, 0);
+    ir_stmt *loop = ir_range_for(&b, ir_const_i32(&b, 0), ir_const_i32(&b, 1024), 1);
+    ir_builder_at_end(&b, loop->body);
+    ir_stmt *i = ir_loop_index(&b, loop, 0);
+    ir_stmt *x = ir_global_load(&b, ir_global_ptr(&b, 0, 0, &i));
+    for (int k = 0; k < adds; k++)
+        x = ir_binary(&b, IR_ADD, x, a);
+    ir_global_store(&b, ir_global_ptr(&b, 1, 0, &i), x);
+    return t;
+}
+
 static int count_one(ir_stmt *s, void *ud)
 {
     (void)s;
@@ -140,13 +159,13 @@ static void test_fuse_heavy(void)
     passes_bound *a = bind(heavy_task("a", "x", "y", adds), 10, 11);
     passes_bound *b = bind(heavy_task("b", "u", "v", adds), 12, 13);
     passes_bound *c = bind(heavy_task("c", "u", "w", 3), 12, 14);
-    CHECK(ops.fuse(ops.ud, a, b) == NULL);
-    passes_bound *ac = ops.fuse(ops.ud, a, c);
+    CHECK(ops.fuse(ops.ud, a, b, NULL) == NULL);
+    passes_bound *ac = ops.fuse(ops.ud, a, c, NULL);
     CHECK(ac != NULL);
-    passes_bound *ca = ops.fuse(ops.ud, c, a);
+    passes_bound *ca = ops.fuse(ops.ud, c, a, NULL);
     CHECK(ca != NULL);
     passes_bound *same = bind(heavy_task("s", "x", "z", adds), 10, 15);
-    passes_bound *as = ops.fuse(ops.ud, a, same);
+    passes_bound *as = ops.fuse(ops.ud, a, same, NULL);
     CHECK(as != NULL);
     if (as) {
         uint32_t n = 0;
@@ -156,6 +175,27 @@ static void test_fuse_heavy(void)
     }
     ops.free_ir(ops.ud, as);
     ops.free_ir(ops.ud, same);
+
+    /* the same with an argument: only when the launch's arguments are equal (the SFG's
+     * match) may b read a's, and only then is the work shared */
+    int arg_adds = (int)PASSES_FUSE_HEAVY + 10;
+    passes_bound *pa = bind(heavy_arg_task("p", "x", "y", arg_adds), 10, 11);
+    passes_bound *pb = bind(heavy_arg_task("q", "x", "z", arg_adds), 10, 15);
+    CHECK(ops.fuse(ops.ud, pa, pb, NULL) == NULL);
+    int32_t differ[1] = {-1}, equal[1] = {0};
+    sfg_arg_match md = {1, differ}, me = {1, equal};
+    CHECK(ops.fuse(ops.ud, pa, pb, &md) == NULL);
+    passes_bound *pq = ops.fuse(ops.ud, pa, pb, &me);
+    CHECK(pq != NULL);
+    if (pq) {
+        uint32_t n = 0;
+        ir_walk(pq->task->body, count_one, &n);
+        CHECK(n < (uint32_t)arg_adds + 20);
+        CHECK(pq->task->nargs == 2); /* the launch still passes both argument lists */
+    }
+    ops.free_ir(ops.ud, pq);
+    ops.free_ir(ops.ud, pa);
+    ops.free_ir(ops.ud, pb);
     ops.free_ir(ops.ud, ac);
     ops.free_ir(ops.ud, ca);
     ops.free_ir(ops.ud, a);
@@ -196,7 +236,7 @@ static void test_fuse_struct_demote(void)
     sfg_ir_ops ops = passes_sfg_ops();
     passes_bound *a = bind(struct_task("inc", 0), 5, 9);
     passes_bound *b = bind(struct_task("copy", 1), 6, 5);
-    passes_bound *f = ops.fuse(ops.ud, a, b);
+    passes_bound *f = ops.fuse(ops.ud, a, b, NULL);
     check_print(f, "task struct_for \"inc+copy\" @q.L2 {\n"
                    "  $0 : struct_for @q {\n"
                    "    $1 = loop_index i32 $0 0\n"
@@ -229,7 +269,7 @@ static void test_fuse_struct_demote(void)
     }
     /* struct_for over another field: declined */
     passes_bound *other = bind(struct_task("copy", 1), 6, 7);
-    CHECK(ops.fuse(ops.ud, a, other) == NULL);
+    CHECK(ops.fuse(ops.ud, a, other, NULL) == NULL);
     ops.free_ir(ops.ud, other);
 
     /* demotion of q's level 1: the global_ptr carries demoted(1), mask L1 is not written */

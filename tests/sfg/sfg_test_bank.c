@@ -37,16 +37,28 @@ int main(void) {
 
     /* fusion: computed once, then from the cache */
     sfg_ir f1, f2;
-    CHECK_EQ(sfg_bank_fuse(b, a, c, &f1), 0);
-    CHECK_EQ(sfg_bank_fuse(b, a, c, &f2), 0);
+    CHECK_EQ(sfg_bank_fuse(b, a, c, NULL, &f1), 0);
+    CHECK_EQ(sfg_bank_fuse(b, a, c, NULL, &f2), 0);
     CHECK(f1.ir == f2.ir);
     CHECK_EQ(cnt.fuses, 1);
     CHECK_EQ(((const toy_ir *)f1.ir)->n, 2);
     /* a refusal (different loop kinds) is cached as well */
     CHECK_EQ(sfg_bank_intern(b, TOY_SERIAL_IR(0, TS_STORE(2, TA_CONST, 0, 1)), &d), 0);
-    CHECK_EQ(sfg_bank_fuse(b, a, d, &f1), SFG_EOP);
-    CHECK_EQ(sfg_bank_fuse(b, a, d, &f1), SFG_EOP);
+    CHECK_EQ(sfg_bank_fuse(b, a, d, NULL, &f1), SFG_EOP);
+    CHECK_EQ(sfg_bank_fuse(b, a, d, NULL, &f1), SFG_EOP);
     CHECK_EQ(cnt.fuses, 2);
+    CHECK(sfg_bank_fuse_declined(b, a, d, NULL));
+    CHECK(!sfg_bank_fuse_declined(b, a, c, NULL));
+    /* an argument pattern is part of the key: a match asks the op again (once); a pattern
+     * where nothing matched is the same as none */
+    int32_t one[1] = {0}, none[1] = {-1};
+    sfg_arg_match m_one = {1, one}, m_none = {1, none};
+    CHECK_EQ(sfg_bank_fuse(b, a, c, &m_one, &f1), 0);
+    CHECK_EQ(sfg_bank_fuse(b, a, c, &m_one, &f1), 0);
+    CHECK_EQ(cnt.fuses, 3);
+    CHECK_EQ(sfg_bank_fuse(b, a, c, &m_none, &f1), 0);
+    CHECK_EQ(cnt.fuses, 3);
+    CHECK(!sfg_bank_fuse_declined(b, a, d, &m_one));
 
     /* demotion and store removal */
     sfg_ir act, dm1, dm2, r1, r2;
@@ -76,7 +88,7 @@ int main(void) {
     toy_ir *stray = store(6, 6);
     sfg_ir h = {.hash = 1234, .ir = stray};
     CHECK_EQ(sfg_bank_meta(b, h, &m1), SFG_EINVAL);
-    CHECK_EQ(sfg_bank_fuse(b, a, h, &f1), SFG_EINVAL);
+    CHECK_EQ(sfg_bank_fuse(b, a, h, NULL, &f1), SFG_EINVAL);
     CHECK(sfg_bank_error(b)[0] != 0);
     free(stray);
     CHECK_EQ(sfg_bank_intern(b, NULL, &h), SFG_EINVAL);

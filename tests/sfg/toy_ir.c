@@ -248,7 +248,8 @@ static int op_meta(void *ud, const void *p, sfg_task_meta *out) {
     return 0;
 }
 
-static void *op_fuse(void *ud, const void *pa, const void *pb) {
+static void *op_fuse(void *ud, const void *pa, const void *pb, const sfg_arg_match *m) {
+    (void)m; /* arg_unit is 0: arguments are not compared */
     toy_counters *c = ud;
     const toy_ir *a = pa, *b = pb;
     c->fuses++;
