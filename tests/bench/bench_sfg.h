@@ -271,7 +271,12 @@ static inline const sfgb_mode *sfgb_mode_table(int *n)
 
 /* Runs every mode of case c, prints its rows, appends its JSON, and returns 0, or 1 when a run
  * failed or a mode's fields differ from eager's. *task_ratio and *time_ratio get eager over
- * optimized. */
+ * optimized.
+ *
+ * PLUME_BENCH_ROUNDS=N (1-9) runs the modes N times, each round in a rotated order, and reports
+ * each mode's median: the machine's memory speed drifts by a quarter between processes and
+ * minutes (docs/benchmarks.md), and a mode that always ran first or last would carry the drift
+ * alone. */
 static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *task_ratio,
                                 double *time_ratio)
 {
@@ -282,14 +287,36 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
     json_t *modes = json_array();
     int nmodes;
     const sfgb_mode *sfgb_modes = sfgb_mode_table(&nmodes);
-    for (int m = 0; m < nmodes; m++) {
-        memset(&res[m], 0, sizeof res[m]);
-        if (sfgb_run_mode(c, bctx->quick, sfgb_modes[m].eager, sfgb_modes[m].disabled,
-                          sfgb_modes[m].graphs, &nblocks, &chk, &res[m])) {
-            fprintf(stderr, "bench: case %s failed in mode %s\n", c->name, sfgb_modes[m].name);
-            json_decref(modes);
-            return 1;
+    const char *rs = getenv("PLUME_BENCH_ROUNDS");
+    int rounds = rs ? atoi(rs) : 1;
+    rounds = rounds < 1 ? 1 : rounds > 9 ? 9 : rounds;
+    double round_ms[SFGB_NMODES][9];
+    /* eager first in round 1: its run records the fields every other mode is checked against */
+    for (int k = 0; k < rounds; k++) {
+        for (int j = 0; j < nmodes; j++) {
+            int m = (j + k) % nmodes;
+            sfgb_result one;
+            memset(&one, 0, sizeof one);
+            if (sfgb_run_mode(c, bctx->quick, sfgb_modes[m].eager, sfgb_modes[m].disabled,
+                              sfgb_modes[m].graphs, &nblocks, &chk, &one)) {
+                fprintf(stderr, "bench: case %s failed in mode %s\n", c->name,
+                        sfgb_modes[m].name);
+                json_decref(modes);
+                return 1;
+            }
+            if (k == 0)
+                res[m] = one;
+            round_ms[m][k] = one.ms;
         }
+    }
+    for (int m = 0; m < nmodes; m++) {
+        double sorted[9];
+        memcpy(sorted, round_ms[m], (size_t)rounds * sizeof *sorted);
+        qsort(sorted, (size_t)rounds, sizeof *sorted, sfgb_cmp_double);
+        res[m].ms = rounds % 2 ? sorted[rounds / 2]
+                               : 0.5 * (sorted[rounds / 2 - 1] + sorted[rounds / 2]);
+    }
+    for (int m = 0; m < nmodes; m++) {
         int same = 1;
         for (int i = 0; i < c->nfields_checked; i++) {
             if (res[m].count[i] != res[0].count[i])
@@ -329,6 +356,10 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
         json_t *row = json_array_get(modes, json_array_size(modes) - 1);
         json_object_set_new(row, "wall_ms_fastest_block", json_real(res[m].ms_min));
         json_object_set_new(row, "wall_ms_slowest_block", json_real(res[m].ms_max));
+        json_t *per = json_array();
+        for (int k = 0; k < rounds; k++)
+            json_array_append_new(per, json_real(round_ms[m][k]));
+        json_object_set_new(row, "wall_ms_rounds", per);
         if (bench_gpu) {
             json_t *last = json_array_get(modes, json_array_size(modes) - 1);
             json_object_set_new(last, "gpu_kernel_ms", json_real(s->kernel_s * 1e3));
@@ -343,7 +374,7 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
                   (double)(res[1].st.tasks_launched ? res[1].st.tasks_launched : 1);
     *time_ratio = res[0].ms / (res[1].ms > 0 ? res[1].ms : 1e-9);
     json_array_append_new(bctx->cases,
-                          json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:o}", "name", c->name, "timed_blocks", nblocks, "reps",
+                          json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:o}", "name", c->name, "rounds", rounds, "timed_blocks", nblocks, "reps",
                                     bctx->quick ? c->quick_reps : c->reps, "tolerance", c->tol,
                                     "task_ratio", *task_ratio, "speedup", *time_ratio, "modes",
                                     modes));
