@@ -14,6 +14,12 @@
  * (ir_task.distinct_slots); otherwise every field shares one pair of epochs. The fused body of
  * several kernels is where this pays: a backtrace through the velocity computed by each of
  * three advection kernels is computed once, though each stores its own result in between.
+ * A load through the pointer a store just wrote (same statement, the field's value epoch
+ * unchanged since) is the stored value: one fused body's result read back by the next body
+ * costs no load. Only pointers that cannot be NULL forward (global_ptr, activating
+ * sn_field_ptr): a store through a NULL pointer stores nothing.
+ * After access lowering a store changes only values: the activation happened in the
+ * activating lookups before it, which change the field's mask epoch themselves.
  * An epoch changes after every statement with an effect on it, after an `if` or loop
  * containing one, and before entering a loop body containing one (a later iteration runs
  * after its effects). Activating lookups are effects and are never dropped for a pure one,
@@ -44,12 +50,15 @@ typedef struct epochs {
     uint64_t any;          /* loads through a pointer of unknown origin: every memory effect */
     uint64_t deact;
     uint64_t val[CSE_SLOTS], mask[CSE_SLOTS];
+    /* the last store per slot: its pointer and value, and the value epoch it left */
+    ir_stmt *st_ptr[CSE_SLOTS], *st_val[CSE_SLOTS];
+    uint64_t st_epoch[CSE_SLOTS];
 } epochs;
 
 /* What a statement (with everything nested in it) may change. */
 typedef struct effects {
     int local, gtmp, deact, all;
-    uint64_t slots; /* bit per epoch slot */
+    uint64_t vals, masks; /* bit per epoch slot */
 } effects;
 
 typedef struct cctx {
@@ -215,7 +224,8 @@ static uint64_t epoch_for(const cctx *c, const ir_stmt *s, int kind)
 
 static void touch_field(const cctx *c, effects *e, uint32_t field)
 {
-    e->slots |= 1ull << slot_of(c, field);
+    e->vals |= 1ull << slot_of(c, field);
+    e->masks |= 1ull << slot_of(c, field);
 }
 
 /* what a store or an atomic through pointer p changes */
@@ -225,8 +235,10 @@ static void touch_ptr(const cctx *c, effects *e, const ir_stmt *p)
         e->local = 1;
     else if (p->op == IR_GTMP_PTR)
         e->gtmp = 1;
-    else if (p->op == IR_GLOBAL_PTR || p->op == IR_SN_FIELD_PTR)
-        touch_field(c, e, p->field);
+    else if (p->op == IR_GLOBAL_PTR)
+        touch_field(c, e, p->field); /* the store activates the element too */
+    else if (p->op == IR_SN_FIELD_PTR)
+        e->vals |= 1ull << slot_of(c, p->field);
     else
         e->all = 1;
 }
@@ -283,25 +295,54 @@ static void bump(cctx *c, ir_stmt *s)
         c->ep.local = ++c->counter;
     if (e.gtmp || e.all)
         c->ep.gtmp = ++c->counter;
-    if (e.gtmp || e.slots || e.all)
+    if (e.gtmp || e.vals || e.masks || e.all)
         c->ep.any = ++c->counter;
     if (e.deact || e.all)
         c->ep.deact = ++c->counter;
     for (int i = 0; i < CSE_SLOTS; i++) {
-        if (e.all || (e.slots >> i & 1)) {
+        if (e.all || (e.vals >> i & 1))
             c->ep.val[i] = ++c->counter;
+        if (e.all || (e.masks >> i & 1))
             c->ep.mask[i] = ++c->counter;
-        }
     }
 }
 
 static void block(cctx *c, ir_block *b);
+
+/* Pointers a store always writes through (see the top of the file). */
+static int forwards(const ir_stmt *p)
+{
+    return p->op == IR_GLOBAL_PTR || (p->op == IR_SN_FIELD_PTR && p->activate);
+}
+
+/* The value the last store through s's pointer left, if nothing changed the field since. */
+static ir_stmt *stored_value(const cctx *c, const ir_stmt *s)
+{
+    if (s->op != IR_GLOBAL_LOAD)
+        return NULL;
+    const ir_stmt *p = s->arg[0];
+    if (p->op != IR_GLOBAL_PTR && p->op != IR_SN_FIELD_PTR)
+        return NULL;
+    int i = slot_of(c, p->field);
+    ir_stmt *v = c->ep.st_val[i];
+    return c->ep.st_ptr[i] == p && c->ep.st_epoch[i] == c->ep.val[i] && v && v->ty == s->ty
+               ? v
+               : NULL;
+}
 
 static void stmt(cctx *c, ir_stmt *s)
 {
     for (int i = 0; i < s->nargs; i++)
         s->arg[i] = ir_resolve(s->arg[i]);
     int kind = kind_of(s);
+    if (kind == K_MEM) {
+        ir_stmt *v = stored_value(c, s);
+        if (v) {
+            opt_replace(s, v);
+            c->changed++;
+            return;
+        }
+    }
     if (kind == K_PURE || kind == K_MASK || kind == K_MEM) {
         uint64_t ep = epoch_for(c, s, kind);
         ir_stmt *e = find(c, s, kind, ep);
@@ -347,6 +388,12 @@ static void stmt(cctx *c, ir_stmt *s)
         return;
     }
     bump(c, s);
+    if (s->op == IR_GLOBAL_STORE && forwards(s->arg[0])) {
+        int i = slot_of(c, s->arg[0]->field);
+        c->ep.st_ptr[i] = s->arg[0];
+        c->ep.st_val[i] = s->arg[1];
+        c->ep.st_epoch[i] = c->ep.val[i];
+    }
 }
 
 static void block(cctx *c, ir_block *b)

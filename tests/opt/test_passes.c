@@ -251,7 +251,7 @@ static void test_cse_values_and_loads(void)
     ir_stmt *l6 = ir_global_load(&b, p4);
     ir_stmt *l7 = ir_global_load(&b, p5);                /* -> l6: nothing stored between */
     ir_global_store(&b, p4, l7);
-    ir_stmt *l9 = ir_global_load(&b, p4);                /* stays: after a store */
+    ir_stmt *l9 = ir_global_load(&b, p4);                /* -> l7: the value just stored */
     ir_stmt *iff = ir_if(&b, ir_binary(&b, IR_GT, n, one));
     ir_builder_at_end(&b, iff->body);
     ir_binary(&b, IR_ADD, n, one);                       /* -> s2 (dominated) */
@@ -273,19 +273,18 @@ static void test_cse_values_and_loads(void)
                      "  $3 = global_ptr ptr<f32> @a [$2]\n"
                      "  $4 = global_load f32 $3\n"
                      "  $5 : global_store $3 $4\n"
-                     "  $6 = global_load f32 $3\n"
-                     "  $7 = gt bool $0 $1\n"
-                     "  $8 : if $7 {\n"
-                     "    $9 = sub i32 $0 $1\n"
+                     "  $6 = gt bool $0 $1\n"
+                     "  $7 : if $6 {\n"
+                     "    $8 = sub i32 $0 $1\n"
                      "  }\n"
-                     "  $10 = sub i32 $0 $1\n"
-                     "  $11 = const i32 0\n"
-                     "  $12 : range_for $11 $10 {\n"
-                     "    $13 = global_load f32 $3\n"
-                     "    $14 = add f32 $13 $4\n"
-                     "    $15 : global_store $3 $14\n"
+                     "  $9 = sub i32 $0 $1\n"
+                     "  $10 = const i32 0\n"
+                     "  $11 : range_for $10 $9 {\n"
+                     "    $12 = global_load f32 $3\n"
+                     "    $13 = add f32 $12 $4\n"
+                     "    $14 : global_store $3 $13\n"
                      "  }\n"
-                     "  $16 : global_store $3 $6\n"
+                     "  $15 : global_store $3 $4\n"
                      "}\n");
     ir_task_free(t);
 }
@@ -348,7 +347,7 @@ static ir_task *distinct_case(ir_builder *b, int distinct)
     ir_stmt *cell2 = ir_sn_lookup(b, 1, 1, 0, c, i);     /* distinct: -> cell */
     ir_stmt *pv2 = ir_sn_field_ptr(b, 1, 0, 0, cell2, i);
     ir_stmt *lv2 = ir_global_load(b, pv2);               /* distinct: -> lv */
-    ir_stmt *la2 = ir_global_load(b, pa);                /* stays: slot 0 was stored */
+    ir_stmt *la2 = ir_global_load(b, pa);                /* -> lv: the value just stored */
     ir_global_store(b, pa, ir_binary(b, IR_ADD, lv2, la2));
     return t;
 }
@@ -370,9 +369,8 @@ static void test_cse_distinct_slots(void)
                      "  $9 = sn_field_ptr ptr<f32> @v $8 $7\n"
                      "  $10 = global_load f32 $9\n"
                      "  $11 : global_store $1 $10\n"
-                     "  $12 = global_load f32 $1\n"
-                     "  $13 = add f32 $10 $12\n"
-                     "  $14 : global_store $1 $13\n"
+                     "  $12 = add f32 $10 $10\n"
+                     "  $13 : global_store $1 $12\n"
                      "}\n");
     ir_task_free(t);
     t = distinct_case(&b, 0);
@@ -392,9 +390,56 @@ static void test_cse_distinct_slots(void)
                      "  $12 = sn_lookup cell @v.L1 $6 $7\n"
                      "  $13 = sn_field_ptr ptr<f32> @v $12 $7\n"
                      "  $14 = global_load f32 $13\n"
-                     "  $15 = global_load f32 $1\n"
-                     "  $16 = add f32 $14 $15\n"
-                     "  $17 : global_store $1 $16\n"
+                     "  $15 = add f32 $14 $10\n"
+                     "  $16 : global_store $1 $15\n"
+                     "}\n");
+    ir_task_free(t);
+}
+
+/* Lowered stores: a load through the activating pointer a store wrote through is the stored
+ * value; through a plain (maybe NULL) pointer it is not. A store changes values only, so the
+ * lookups of its field stay shared. */
+static void test_cse_store_forwarding(void)
+{
+    ir_builder b;
+    ir_task *t = kernel(&b, "fwd");
+    ir_stmt *n = ir_arg(&b, IR_I32, 1);
+    ir_stmt *x = ir_arg(&b, IR_F32, 0);
+    ir_stmt *idx[3] = {n, n, n};
+    ir_stmt *r = ir_sn_root(&b, 1);
+    ir_stmt *c = ir_sn_child(&b, 1, 1, r);
+    ir_stmt *i = ir_sn_index(&b, 1, 1, idx);
+    ir_stmt *cell = ir_sn_lookup(&b, 1, 1, 1, c, i);
+    ir_stmt *p = ir_sn_field_ptr(&b, 1, 0, 1, cell, i);
+    ir_global_store(&b, p, x);
+    ir_stmt *l = ir_global_load(&b, p);                  /* -> x */
+    ir_stmt *cell2 = ir_sn_lookup(&b, 1, 1, 0, c, i);    /* -> cell */
+    ir_stmt *p2 = ir_sn_field_ptr(&b, 1, 0, 0, cell2, i); /* -> p: that cell is active */
+    ir_global_store(&b, p2, ir_binary(&b, IR_ADD, l, x));
+    ir_stmt *l2 = ir_global_load(&b, p2);                /* -> the sum */
+    ir_stmt *jdx[3] = {ir_const_i32(&b, 5), n, n};
+    ir_stmt *j = ir_sn_index(&b, 1, 1, jdx);
+    ir_stmt *q = ir_sn_field_ptr(&b, 1, 0, 0, ir_sn_lookup(&b, 1, 1, 0, c, j), j);
+    ir_global_store(&b, q, l2);
+    ir_global_store(&b, p, ir_global_load(&b, q));      /* stays: q may be NULL */
+    only(t, OPT_CSE, "task kernel \"fwd\" {\n"
+                     "  $0 = arg i32 #1\n"
+                     "  $1 = arg f32 #0\n"
+                     "  $2 = sn_root cell @v\n"
+                     "  $3 = sn_child cell @v.L1 $2\n"
+                     "  $4 = sn_index i32 @v.L1 [$0 $0 $0]\n"
+                     "  $5 = sn_lookup cell @v.L1 $3 $4 activate\n"
+                     "  $6 = sn_field_ptr ptr<f32> @v $5 $4 activate\n"
+                     "  $7 : global_store $6 $1\n"
+                     "  $8 = add f32 $1 $1\n"
+                     "  $9 : global_store $6 $8\n"
+                     "  $10 = const i32 5\n"
+                     "  $11 = sn_index i32 @v.L1 [$10 $0 $0]\n"
+                     "  $12 = sn_lookup cell @v.L1 $3 $11\n"
+                     "  $13 = sn_field_ptr ptr<f32> @v $12 $11\n"
+                     "  $14 : global_store $13 $8\n"
+                     "  $15 = global_load f32 $13\n"
+                     "  $16 : global_store $6 $15\n"
                      "}\n");
     ir_task_free(t);
 }
@@ -515,6 +560,7 @@ int main(void)
     test_cse_values_and_loads();
     test_cse_lookups();
     test_cse_distinct_slots();
+    test_cse_store_forwarding();
     test_dce();
     test_pipeline();
     return ir_test_result("opt_passes");
