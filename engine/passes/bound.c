@@ -28,12 +28,6 @@ passes_bound *passes_bound_adopt(ir_task *task, const uint32_t *field_id, uint32
     }
     if (nfields)
         memcpy(ids, field_id, nfields * sizeof *ids);
-    /* the binding decides whether the optimizer may treat slots as separate memory */
-    task->distinct_slots = 1;
-    for (uint32_t i = 0; i < nfields; i++)
-        for (uint32_t j = i + 1; j < nfields; j++)
-            if (ids[i] == ids[j])
-                task->distinct_slots = 0;
     b->task = task;
     b->nfields = nfields;
     b->field_id = ids;

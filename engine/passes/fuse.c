@@ -103,37 +103,50 @@ static uint32_t task_size(const ir_task *t)
     return n;
 }
 
-#if PLUME_HAVE_OPT
-/* Statements of t once optimized (a clone; t unchanged), or UINT32_MAX on failure. */
-static uint32_t optimized_size(const ir_task *t)
+static int distinct_ids(const uint32_t *ids, uint32_t n)
 {
-    ir_task *c = pass_clone(t);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = i + 1; j < n; j++)
+            if (ids[i] == ids[j])
+                return 0;
+    return 1;
+}
+
+#if PLUME_HAVE_OPT
+/* Statements of b's task once optimized as the fused task would be (a clone), or UINT32_MAX. */
+static uint32_t optimized_size(const passes_bound *b)
+{
+    ir_task *c = pass_clone(b->task);
     char err[256];
     uint32_t n = UINT32_MAX;
-    if (c && opt_run(c, 0, NULL, NULL, err, sizeof err) == 0)
-        n = task_size(c);
+    if (c) {
+        c->distinct_slots = (uint8_t)distinct_ids(b->field_id, b->nfields);
+        if (opt_run(c, 0, NULL, NULL, err, sizeof err) == 0)
+            n = task_size(c);
+    }
     ir_task_free(c);
     return n;
 }
 #endif
 
-/* Optimizes the fused task t in place (its slots bound to distinct fields when ids are, so
- * loads of one field survive the other body's stores) and tells whether it came out at most
- * PASSES_FUSE_SHARED percent of a and b optimized alone: the bodies shared that much work. */
-static int shares_work(ir_task *t, const uint32_t *ids, uint32_t nf, const ir_task *a,
-                       const ir_task *b)
+/* Optimizes the fused task t in place with its slots taken as distinct memory when ids are
+ * (loads of one field survive the other body's stores), and tells whether it came out at most
+ * PASSES_FUSE_SHARED percent of a and b optimized alone the same way: the bodies shared that
+ * much work. The caller drops t otherwise, so the flag stays only on tasks that share (ir.h
+ * says why it is not set everywhere). */
+static int shares_work(ir_task *t, const uint32_t *ids, uint32_t nf, const passes_bound *a,
+                       const passes_bound *b)
 {
 #if PLUME_HAVE_OPT
-    t->distinct_slots = 1;
-    for (uint32_t i = 0; i < nf; i++)
-        for (uint32_t j = i + 1; j < nf; j++)
-            if (ids[i] == ids[j])
-                t->distinct_slots = 0;
-    char err[256];
-    uint32_t sa = optimized_size(a), sb = optimized_size(b);
-    if (sa == UINT32_MAX || sb == UINT32_MAX || opt_run(t, 0, NULL, NULL, err, sizeof err) != 0)
+    if (!distinct_ids(ids, nf))
         return 0;
-    return (uint64_t)task_size(t) * 100u <= ((uint64_t)sa + sb) * PASSES_FUSE_SHARED;
+    uint32_t sa = optimized_size(a), sb = optimized_size(b);
+    if (sa == UINT32_MAX || sb == UINT32_MAX)
+        return 0;
+    char err[256];
+    t->distinct_slots = 1;
+    return opt_run(t, 0, NULL, NULL, err, sizeof err) == 0 &&
+           (uint64_t)task_size(t) * 100u <= ((uint64_t)sa + sb) * PASSES_FUSE_SHARED;
 #else
     (void)t, (void)ids, (void)nf, (void)a, (void)b;
     return 0;
@@ -234,7 +247,7 @@ passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b, const sf
     }
     /* b's bounds and other prologue values its body did not need */
     pass_drop_dead(t);
-    if (heavy && !shares_work(t, ids, nf, ta, tb))
+    if (heavy && !shares_work(t, ids, nf, a, b))
         goto fail;
     char err[256];
     if (ir_verify(t, err, sizeof err) != 0 || pass_compute_meta(t) != 0)

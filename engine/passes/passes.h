@@ -100,8 +100,7 @@ typedef struct passes_bound {
  * none. NULL when out of memory or the arguments do not match. */
 passes_bound *passes_bound_create(const ir_task *task, const uint32_t *field_id,
                                   uint32_t nfields, uint32_t gtmp_state);
-/* Takes ownership of task (freed on failure too). Both set task->distinct_slots from the
- * binding (1 when no two slots name one field). */
+/* Takes ownership of task (freed on failure too). */
 passes_bound *passes_bound_adopt(ir_task *task, const uint32_t *field_id, uint32_t nfields,
                                  uint32_t gtmp_state);
 void passes_bound_free(passes_bound *b);
@@ -116,8 +115,9 @@ uint64_t passes_bound_hash(const passes_bound *b);
  * engine field and level). The result runs a's body then b's per iteration; its slots are a's,
  * then b's slots not bound to a field a already has; b's scalar arguments (IR_ARG and
  * IR_GTMP_PTR indices) follow a's, except those m (may be NULL) says equal one of a's: b's
- * body reads a's instead, so what both compute from them is computed once. NULL (declined) for anything else: different kinds or
- * ranges, more than PASSES_MAX_SLOTS slots, two kernels' global temporaries. */
+ * body reads a's instead, so what both compute from them is computed once. NULL (declined)
+ * for anything else: different kinds or ranges, more than PASSES_MAX_SLOTS slots, two kernels'
+ * global temporaries, two heavy bodies sharing no work (below). */
 passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b, const sfg_arg_match *m);
 /* Fusion of two tasks that both have more statements than PASSES_FUSE_HEAVY is declined unless
  * the fused body, optimized, has at most PASSES_FUSE_SHARED percent of their statements

@@ -12,8 +12,8 @@
  * rounds and no task grows by a long chain at once (the bank caches the repeated pairs).
  * A task's partner is the nearest fusible later task of its own family (sfg_task_meta.family)
  * within the scan, else the nearest fusible one, in both cases one whose fusion with it was
- * not declined before (the IR side declines, e.g., two heavy bodies sharing no work): a round that only
- * met refusals is followed by one in which those tasks look further.
+ * not declined before (the IR side declines, e.g., two heavy bodies sharing no work): a round
+ * that only met refusals is followed by one in which those tasks look further.
  *
  * Reachability: the pending list is a topological order, so every path between two tasks runs
  * through tasks placed between them. Descendant sets are bitsets over a block of consecutive
@@ -22,9 +22,10 @@
  * successor of A that no other successor of A reaches.
  *
  * Applying a round: pairs are chosen with disjoint position intervals [A, B] (interval
- * scheduling by earliest B, which keeps pairs short and many; pairs of one family first). Inside an interval, the tasks
- * that reach B go first, then the fused task, then the rest — a valid order of the contracted
- * graph, because no task between them is both reached from A and reaching B. */
+ * scheduling by earliest B, which keeps pairs short and many; pairs of one family first).
+ * Inside an interval, the tasks that reach B go first, then the fused task, then the rest — a
+ * valid order of the contracted graph, because no task between them is both reached from A and
+ * reaching B. */
 #include "engine/sfg/sfg_internal.h"
 
 #include <stdio.h>

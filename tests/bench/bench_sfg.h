@@ -374,7 +374,8 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
                   (double)(res[1].st.tasks_launched ? res[1].st.tasks_launched : 1);
     *time_ratio = res[0].ms / (res[1].ms > 0 ? res[1].ms : 1e-9);
     json_array_append_new(bctx->cases,
-                          json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:o}", "name", c->name, "rounds", rounds, "timed_blocks", nblocks, "reps",
+                          json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:o}", "name", c->name,
+                                    "rounds", rounds, "timed_blocks", nblocks, "reps",
                                     bctx->quick ? c->quick_reps : c->reps, "tolerance", c->tol,
                                     "task_ratio", *task_ratio, "speedup", *time_ratio, "modes",
                                     modes));
