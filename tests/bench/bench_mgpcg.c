@@ -25,7 +25,8 @@ extern const size_t mgpcg3_pk_size, mgpcg2_pk_size;
 
 #define MG_BOTTOM 16  /* sweeps on the coarsest level, then as many in the mirrored order */
 
-/* The state of the run in progress (the driver runs one mode at a time on the main thread). */
+/* The state of each mode's run (the driver keeps the modes' contexts side by side and steps
+ * them in turn on the main thread); mgp points at the one being set up or stepped. */
 static struct mg_state {
     sfgb_run *r;
     int dim, n, levels, iters;
@@ -34,11 +35,10 @@ static struct mg_state {
     mgpcg solver;
     int steps;            /* step calls in this run */
     int failed;           /* a launch failed */
-} mg;
+} mgs[SFGB_NMODES], *mgp;
 
-/* Per case, over its runs (setup is called once per mode, in bench_sfg.h's order). */
+/* Per case, over its modes (by mode index). */
 static struct mg_case_stats {
-    int runs;
     double drop[SFGB_NMODES];          /* |r| / |b| after the first warm-up solve */
     uint64_t cold_listgens[SFGB_NMODES]; /* setup plus the first solve */
     long cells;
@@ -63,9 +63,9 @@ static eng_arg I(int v)
 /* A whole solve from x = 0: launches only. */
 static void solve(void)
 {
-    if (!mg.failed && mgpcg_solve_queued(&mg.solver, mg.b, mg.x, mg.iters, 0)) {
-        fprintf(stderr, "bench: %s\n", mg.solver.error);
-        mg.failed = 1;
+    if (!mgp->failed && mgpcg_solve_queued(&mgp->solver, mgp->b, mgp->x, mgp->iters, 0)) {
+        fprintf(stderr, "bench: %s\n", mgp->solver.error);
+        mgp->failed = 1;
     }
 }
 
@@ -110,10 +110,10 @@ static eng_field *declare(const char *name, int dim, int masked)
     d.name = name;
     d.type = ENG_F32;
     d.layout = layout;
-    d.voxel_size = 1.0 / mg.n;
+    d.voxel_size = 1.0 / mgp->n;
     eng_field *f = NULL;
-    if (eng_field_declare(mg.r->ctx, &d, &f) != ENG_OK) {
-        sfgb_fail(mg.r, name);
+    if (eng_field_declare(mgp->r->ctx, &d, &f) != ENG_OK) {
+        sfgb_fail(mgp->r, name);
         return NULL;
     }
     return f;
@@ -122,30 +122,31 @@ static eng_field *declare(const char *name, int dim, int masked)
 /* Field f is compared between modes as slot `slot`. */
 static void checked(int slot, eng_field *f, int dim)
 {
-    sfgb_check *chk = mg.r->user;
-    mg.r->f[slot] = f;
+    sfgb_check *chk = mgp->r->user;
+    mgp->r->f[slot] = f;
     chk->dim[slot] = dim;
-    chk->extent[slot] = dim == 0 ? 1 : mg.n;
+    chk->extent[slot] = dim == 0 ? 1 : mgp->n;
 }
 
 static int mg_setup(sfgb_run *r, int dim)
 {
-    int mode = mgc.runs++;
-    memset(&mg, 0, sizeof mg);
-    mg.r = r;
-    mg.dim = dim;
+    int mode = r->index;
+    mgp = &mgs[mode];
+    memset(mgp, 0, sizeof *mgp);
+    mgp->r = r;
+    mgp->dim = dim;
     /* 3-D: 128 -> 64 -> 32 -> 16 (quick 32 -> 16 -> 8); 2-D: 512 .. 16 (quick 64 -> 32 -> 16).
      * With piecewise-constant prolongation the 2-D V-cycle needs more smoothing than the 3-D
      * one to stay a strong preconditioner at 512^2 (2 sweeps: |r| / |b| 2e-4 after 10
      * iterations; 4 sweeps: 4e-6). */
-    mg.n = dim == 3 ? (r->quick ? 32 : 128) : (r->quick ? 64 : 512);
-    mg.levels = r->quick ? 3 : (dim == 3 ? 4 : 6);
-    mg.sweeps = dim == 3 ? 2 : 4;
-    mg.iters = r->quick ? 8 : 10;
+    mgp->n = dim == 3 ? (r->quick ? 32 : 128) : (r->quick ? 64 : 512);
+    mgp->levels = r->quick ? 3 : (dim == 3 ? 4 : 6);
+    mgp->sweeps = dim == 3 ? 2 : 4;
+    mgp->iters = r->quick ? 8 : 10;
     /* checked fields (slots 0..2): the solution and the domains of the second and the
      * coarsest level (activated from the finer ones) */
-    if (!(mg.dom0 = declare("dom0", dim, 1)) || !(mg.x = declare("x", dim, 0)) ||
-        !(mg.b = declare("b", dim, 0)))
+    if (!(mgp->dom0 = declare("dom0", dim, 1)) || !(mgp->x = declare("x", dim, 0)) ||
+        !(mgp->b = declare("b", dim, 0)))
         return 1;
     const unsigned char *src = dim == 3 ? mgpcg3_pk_bytes : mgpcg2_pk_bytes;
     size_t len = dim == 3 ? mgpcg3_pk_size : mgpcg2_pk_size;
@@ -155,19 +156,19 @@ static int mg_setup(sfgb_run *r, int dim)
         eng_program_compile(r->ctx, "problem.pk", dim == 3 ? setup3 : setup2,
                             strlen(dim == 3 ? setup3 : setup2), &problem) != ENG_OK)
         return sfgb_fail(r, "compile");
-    mgpcg_config cfg = {dim, mg.levels, mg.sweeps, MG_BOTTOM, 1};
-    if (mgpcg_init(&mg.solver, r->ctx, r->prog, &cfg, mg.dom0, "bench")) {
-        fprintf(stderr, "bench: %s\n", mg.solver.error);
+    mgpcg_config cfg = {dim, mgp->levels, mgp->sweeps, MG_BOTTOM, 1};
+    if (mgpcg_init(&mgp->solver, r->ctx, r->prog, &cfg, mgp->dom0, "bench")) {
+        fprintf(stderr, "bench: %s\n", mgp->solver.error);
         return 1;
     }
-    checked(0, mg.x, dim);
-    checked(1, mg.solver.dom[1], dim);
-    checked(2, mg.solver.dom[mg.levels - 1], dim);
-    eng_arg a[3] = {A(mg.dom0), A(mg.b), I(mg.n)};
+    checked(0, mgp->x, dim);
+    checked(1, mgp->solver.dom[1], dim);
+    checked(2, mgp->solver.dom[mgp->levels - 1], dim);
+    eng_arg a[3] = {A(mgp->dom0), A(mgp->b), I(mgp->n)};
     if (eng_launch(r->ctx, eng_program_find(problem, "setup"), a, 3) != ENG_OK)
         return sfgb_fail(r, "setup");
-    if (mgpcg_build_open(&mg.solver)) {
-        fprintf(stderr, "bench: %s\n", mg.solver.error);
+    if (mgpcg_build_open(&mgp->solver)) {
+        fprintf(stderr, "bench: %s\n", mgp->solver.error);
         return 1;
     }
     if (eng_sync(r->ctx) != ENG_OK)
@@ -176,12 +177,12 @@ static int mg_setup(sfgb_run *r, int dim)
      * voxel (2-D fields have no block access) */
     if (mode == 0) {
         if (dim == 3) {
-            mgc.cells = (long)eng_field_active_voxels(mg.dom0);
+            mgc.cells = (long)eng_field_active_voxels(mgp->dom0);
         } else {
-            for (int x = 0; x < mg.n; x++)
-                for (int y = 0; y < mg.n; y++) {
+            for (int x = 0; x < mgp->n; x++)
+                for (int y = 0; y < mgp->n; y++) {
                     int32_t ijk[3] = {x, y, 0};
-                    mgc.cells += eng_field_read(mg.dom0, ijk, 0) > 0.5f;
+                    mgc.cells += eng_field_read(mgp->dom0, ijk, 0) > 0.5f;
                 }
         }
     }
@@ -191,25 +192,26 @@ static int mg_setup(sfgb_run *r, int dim)
 static int mg_step(sfgb_run *r, int rep)
 {
     (void)rep;
+    mgp = &mgs[r->index];
     /* The second warm-up starts after the first warm-up's solve was flushed: reading its
      * residual here (a sync, outside the timed repetitions) checks that the solve converged;
      * the counters so far are the cold figures (setup and the first solve). */
-    if (++mg.steps == 2) {
+    if (++mgp->steps == 2) {
         int32_t o[3] = {0, 0, 0};
-        double rr = eng_field_read(mg.solver.rr, o, 0), rr0 = eng_field_read(mg.solver.rr0, o, 0);
+        double rr = eng_field_read(mgp->solver.rr, o, 0), rr0 = eng_field_read(mgp->solver.rr0, o, 0);
         double drop = rr0 > 0 ? sqrt(rr / rr0) : 1.0;
         eng_stats st;
         eng_get_stats(r->ctx, &st);
-        mgc.drop[mgc.runs - 1] = drop;
-        mgc.cold_listgens[mgc.runs - 1] = st.listgens;
+        mgc.drop[r->index] = drop;
+        mgc.cold_listgens[r->index] = st.listgens;
         if (!(drop <= 1e-3)) {
             fprintf(stderr, "bench: mgpcg: the residual dropped only to %.3g of |b| after %d "
-                            "iterations\n", drop, mg.iters);
+                            "iterations\n", drop, mgp->iters);
             return 1;
         }
     }
     solve();
-    return mg.failed;
+    return mgp->failed;
 }
 
 /* Fields are compared within a relative tolerance of their sums, not bitwise: the JIT's float

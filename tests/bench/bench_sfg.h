@@ -1,6 +1,6 @@
 /* Shared driver of the state-flow-graph benchmarks (micro, maccormack, mgpcg): a case is a
  * program of kernels launched over fields; it runs once eager, once optimized, and once
- * optimized with each pass disabled, each on a fresh context, and every run's fields are
+ * optimized with each pass disabled, each on a context of its own, and every run's fields are
  * compared with the eager run's (bitwise, or within the case's tolerance where fusion reorders
  * float atomics). Each repetition ends with a flush. Times exclude compilation: two
  * repetitions run (and compile) first, then the counters reset and the timed ones run. Main thread only. */
@@ -26,6 +26,8 @@ typedef struct sfgb_run {
     eng_field *f[SFGB_MAX_FIELDS];
     int quick;
     void *user;
+    int index; /* the mode's row in the mode table: cases with state of their own keep it per mode */
+    int rep;   /* repetitions run so far, warm-up excluded */
 } sfgb_run;
 
 typedef struct sfgb_case {
@@ -167,8 +169,10 @@ typedef struct sfgb_check {
     int extent[SFGB_MAX_FIELDS];
 } sfgb_check;
 
-/* Timed blocks per mode (the median is reported); odd, so the median is one block's time. */
+/* Timed blocks per mode (the median is reported); odd, so the median is one block's time.
+ * PLUME_BENCH_BLOCKS=N (1-31) sets another count. */
 #define SFGB_BLOCKS 7
+#define SFGB_MAX_BLOCKS 31
 
 static inline int sfgb_cmp_double(const void *a, const void *b)
 {
@@ -176,65 +180,53 @@ static inline int sfgb_cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static inline int sfgb_run_mode(const sfgb_case *c, int quick, int eager, uint32_t disabled,
-                                int graphs, int *nblocks, sfgb_check *chk, sfgb_result *out)
+static inline double sfgb_median(const double *v, int n)
 {
-    sfgb_run r;
-    memset(&r, 0, sizeof r);
-    r.quick = quick;
-    r.user = chk;
+    double sorted[SFGB_MAX_BLOCKS];
+    memcpy(sorted, v, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, sfgb_cmp_double);
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* Opens mode `index`'s context, sets the case up and runs the warm-up: two repetitions, which
+ * compile every task this mode makes (the second may differ from the first: lists made by the
+ * first are still valid). 0, or 1 with a message. */
+static inline int sfgb_open_mode(const sfgb_case *c, int quick, int index, int eager,
+                                 uint32_t disabled, int graphs, sfgb_check *chk, sfgb_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->quick = quick;
+    r->user = chk;
+    r->index = index;
     eng_options o = {0, 0};
-    r.ctx = eng_create(&o);
-    if (!r.ctx)
+    r->ctx = eng_create(&o);
+    if (!r->ctx)
         return 1;
     eng_mode m = {eager, disabled, 0};
-    int rc = eng_set_mode(r.ctx, &m) != ENG_OK;
+    int rc = eng_set_mode(r->ctx, &m) != ENG_OK;
     if (bench_gpu && !rc) {
-        rc = eng_use_cuda(r.ctx) != ENG_OK && sfgb_fail(&r, "cuda");
-        eng_set_cuda_graphs(r.ctx, graphs);
+        rc = eng_use_cuda(r->ctx) != ENG_OK && sfgb_fail(r, "cuda");
+        eng_set_cuda_graphs(r->ctx, graphs);
     }
-    rc = rc || c->setup(&r);
-    /* warm-up: compiles every task this mode makes (the second repetition may differ from the
-     * first: lists made by the first are still valid) */
+    rc = rc || c->setup(r);
     for (int w = 0; w < 2 && !rc; w++)
-        rc = c->step(&r, 0) || (eng_flush(r.ctx) != ENG_OK && sfgb_fail(&r, "flush"));
-    rc = rc || (eng_sync(r.ctx) != ENG_OK && sfgb_fail(&r, "sync"));
-    int reps = quick ? c->quick_reps : c->reps;
-    /* The timed part runs SFGB_BLOCKS blocks (3 when they take seconds) of `reps` repetitions and reports the median
-     * block: a single block of a small case lasts a few ms, and on the shared 2-core VM one
-     * block's time varied by 2x between runs. Counters come from the last block (they repeat
-     * block after block once every task is compiled). */
-    int blocks = quick ? 1 : *nblocks ? *nblocks : SFGB_BLOCKS, rep = 1;
-    double ms[SFGB_BLOCKS], spent = 0;
-    for (int b = 0; b < blocks && !rc; b++) {
-        /* long cases (a block of seconds) stop at 3 blocks: their noise is small already. The
-         * first mode decides; the others run as many, so every mode's fields see the same
-         * repetitions. */
-        if (!*nblocks && b == 3 && spent > 6000) {
-            blocks = 3;
-            break;
-        }
-        eng_reset_stats(r.ctx);
-        double t0 = bench_now();
-        /* each repetition is one flush, as a frame or a solver iteration would be */
-        for (int i = 0; i < reps && !rc; i++)
-            rc = c->step(&r, rep++) || (eng_flush(r.ctx) != ENG_OK && sfgb_fail(&r, "flush"));
-        if (!rc && eng_sync(r.ctx) != ENG_OK)
-            rc = sfgb_fail(&r, "sync");
-        ms[b] = (bench_now() - t0) * 1e3;
-        spent += ms[b];
-        eng_get_stats(r.ctx, &out->st);
-    }
-    *nblocks = blocks;
-    if (!rc) {
-        qsort(ms, (size_t)blocks, sizeof ms[0], sfgb_cmp_double);
-        out->ms = ms[blocks / 2];
-        out->ms_min = ms[0];
-        out->ms_max = ms[blocks - 1];
-    }
-    for (int i = 0; i < c->nfields_checked && !rc; i++)
-        sfgb_digest(r.f[i], chk->dim[i], chk->extent[i], &out->sum[i], &out->hash[i], &out->count[i]);
-    eng_destroy(r.ctx);
+        rc = c->step(r, 0) || (eng_flush(r->ctx) != ENG_OK && sfgb_fail(r, "flush"));
+    return rc || (eng_sync(r->ctx) != ENG_OK && sfgb_fail(r, "sync"));
+}
+
+/* One timed block of `reps` repetitions, each one flush (as a frame or a solver iteration
+ * would be), ended by a sync; its wall time in *ms and its counters in *st. */
+static inline int sfgb_block(const sfgb_case *c, sfgb_run *r, int reps, double *ms, eng_stats *st)
+{
+    int rc = 0;
+    eng_reset_stats(r->ctx);
+    double t0 = bench_now();
+    for (int i = 0; i < reps && !rc; i++)
+        rc = c->step(r, ++r->rep) || (eng_flush(r->ctx) != ENG_OK && sfgb_fail(r, "flush"));
+    if (!rc && eng_sync(r->ctx) != ENG_OK)
+        rc = sfgb_fail(r, "sync");
+    *ms = (bench_now() - t0) * 1e3;
+    eng_get_stats(r->ctx, st);
     return rc;
 }
 
@@ -273,48 +265,69 @@ static inline const sfgb_mode *sfgb_mode_table(int *n)
  * failed or a mode's fields differ from eager's. *task_ratio and *time_ratio get eager over
  * optimized.
  *
- * PLUME_BENCH_ROUNDS=N (1-9) runs the modes N times, each round in a rotated order, and reports
- * each mode's median: the machine's memory speed drifts by a quarter between processes and
- * minutes (docs/benchmarks.md), and a mode that always ran first or last would carry the drift
- * alone. */
+ * The modes' contexts live side by side and their timed blocks interleave: block b of every
+ * mode runs before block b + 1 of any, in an order rotated block by block. This machine's
+ * memory speed drifts by up to 2x over seconds (docs/benchmarks.md), so modes timed one after
+ * the other measured the drift as much as the optimizer. A mode's time is the median of its
+ * blocks; its speed-up is the median over blocks of eager's block over its own, each pair run
+ * within a second or so of each other. */
 static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *task_ratio,
                                 double *time_ratio)
 {
     static sfgb_result res[SFGB_NMODES];
+    static sfgb_run runs[SFGB_NMODES];
+    static double ms[SFGB_NMODES][SFGB_MAX_BLOCKS];
+    double speedup[SFGB_NMODES];
     sfgb_check chk;
     memset(&chk, 0, sizeof chk);
-    int fail = 0, nblocks = 0; /* timed blocks: the first mode decides */
+    memset(res, 0, sizeof res);
+    int fail = 0, rc = 0, opened = 0;
     json_t *modes = json_array();
     int nmodes;
     const sfgb_mode *sfgb_modes = sfgb_mode_table(&nmodes);
-    const char *rs = getenv("PLUME_BENCH_ROUNDS");
-    int rounds = rs ? atoi(rs) : 1;
-    rounds = rounds < 1 ? 1 : rounds > 9 ? 9 : rounds;
-    double round_ms[SFGB_NMODES][9];
-    /* eager first in round 1: its run records the fields every other mode is checked against */
-    for (int k = 0; k < rounds; k++) {
-        for (int j = 0; j < nmodes; j++) {
-            int m = (j + k) % nmodes;
-            sfgb_result one;
-            memset(&one, 0, sizeof one);
-            if (sfgb_run_mode(c, bctx->quick, sfgb_modes[m].eager, sfgb_modes[m].disabled,
-                              sfgb_modes[m].graphs, &nblocks, &chk, &one)) {
+    const char *bs = getenv("PLUME_BENCH_BLOCKS");
+    int blocks = bs ? atoi(bs) : SFGB_BLOCKS;
+    blocks = bctx->quick ? 1 : blocks < 1 ? 1 : blocks > SFGB_MAX_BLOCKS ? SFGB_MAX_BLOCKS : blocks;
+    int reps = bctx->quick ? c->quick_reps : c->reps;
+    /* eager opens first: setup functions may count their calls */
+    for (int m = 0; m < nmodes && !rc; m++, opened++)
+        if ((rc = sfgb_open_mode(c, bctx->quick, m, sfgb_modes[m].eager, sfgb_modes[m].disabled,
+                                 sfgb_modes[m].graphs, &chk, &runs[m])))
+            fprintf(stderr, "bench: case %s failed in mode %s\n", c->name, sfgb_modes[m].name);
+    int done = 0;
+    for (int b = 0; b < blocks && !rc; b++, done++) {
+        for (int j = 0; j < nmodes && !rc; j++) {
+            int m = (j + b) % nmodes;
+            if ((rc = sfgb_block(c, &runs[m], reps, &ms[m][b], &res[m].st)))
                 fprintf(stderr, "bench: case %s failed in mode %s\n", c->name,
                         sfgb_modes[m].name);
-                json_decref(modes);
-                return 1;
-            }
-            if (k == 0)
-                res[m] = one;
-            round_ms[m][k] = one.ms;
         }
+        /* long cases (blocks of seconds) stop at 3 blocks unless told otherwise */
+        if (!bs && b == 2 && ms[0][0] + ms[0][1] + ms[0][2] > 6000)
+            blocks = 3;
+    }
+    for (int m = 0; m < opened; m++) {
+        if (!rc)
+            for (int i = 0; i < c->nfields_checked; i++)
+                sfgb_digest(runs[m].f[i], chk.dim[i], chk.extent[i], &res[m].sum[i],
+                            &res[m].hash[i], &res[m].count[i]);
+        eng_destroy(runs[m].ctx);
+    }
+    if (rc) {
+        json_decref(modes);
+        return 1;
     }
     for (int m = 0; m < nmodes; m++) {
-        double sorted[9];
-        memcpy(sorted, round_ms[m], (size_t)rounds * sizeof *sorted);
-        qsort(sorted, (size_t)rounds, sizeof *sorted, sfgb_cmp_double);
-        res[m].ms = rounds % 2 ? sorted[rounds / 2]
-                               : 0.5 * (sorted[rounds / 2 - 1] + sorted[rounds / 2]);
+        double ratio[SFGB_MAX_BLOCKS];
+        for (int b = 0; b < done; b++)
+            ratio[b] = ms[0][b] / (ms[m][b] > 0 ? ms[m][b] : 1e-9);
+        res[m].ms = sfgb_median(ms[m], done);
+        speedup[m] = sfgb_median(ratio, done);
+        res[m].ms_min = res[m].ms_max = ms[m][0];
+        for (int b = 1; b < done; b++) {
+            res[m].ms_min = ms[m][b] < res[m].ms_min ? ms[m][b] : res[m].ms_min;
+            res[m].ms_max = ms[m][b] > res[m].ms_max ? ms[m][b] : res[m].ms_max;
+        }
     }
     for (int m = 0; m < nmodes; m++) {
         int same = 1;
@@ -333,7 +346,7 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
         }
         const eng_stats *s = &res[m].st;
         printf("%-18s %-11s %10.2f %8.2fx %9llu %8.2fx %8llu %7llu %6llu %6llu %s\n", c->name,
-               sfgb_modes[m].name, res[m].ms, res[0].ms / (res[m].ms > 0 ? res[m].ms : 1e-9),
+               sfgb_modes[m].name, res[m].ms, speedup[m],
                (unsigned long long)s->tasks_launched,
                (double)res[0].st.tasks_launched / (double)(s->tasks_launched ? s->tasks_launched : 1),
                (unsigned long long)s->listgens, (unsigned long long)s->tasks_fused,
@@ -357,9 +370,10 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
         json_object_set_new(row, "wall_ms_fastest_block", json_real(res[m].ms_min));
         json_object_set_new(row, "wall_ms_slowest_block", json_real(res[m].ms_max));
         json_t *per = json_array();
-        for (int k = 0; k < rounds; k++)
-            json_array_append_new(per, json_real(round_ms[m][k]));
-        json_object_set_new(row, "wall_ms_rounds", per);
+        for (int b = 0; b < done; b++)
+            json_array_append_new(per, json_real(ms[m][b]));
+        json_object_set_new(row, "wall_ms_blocks", per);
+        json_object_set_new(row, "speedup_paired", json_real(speedup[m]));
         if (bench_gpu) {
             json_t *last = json_array_get(modes, json_array_size(modes) - 1);
             json_object_set_new(last, "gpu_kernel_ms", json_real(s->kernel_s * 1e3));
@@ -372,10 +386,10 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
                res[2].ms / (res[1].ms > 0 ? res[1].ms : 1e-9));
     *task_ratio = (double)res[0].st.tasks_launched /
                   (double)(res[1].st.tasks_launched ? res[1].st.tasks_launched : 1);
-    *time_ratio = res[0].ms / (res[1].ms > 0 ? res[1].ms : 1e-9);
+    *time_ratio = speedup[1];
     json_array_append_new(bctx->cases,
-                          json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:o}", "name", c->name,
-                                    "rounds", rounds, "timed_blocks", nblocks, "reps",
+                          json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:o}", "name", c->name,
+                                    "timed_blocks", done, "reps",
                                     bctx->quick ? c->quick_reps : c->reps, "tolerance", c->tol,
                                     "task_ratio", *task_ratio, "speedup", *time_ratio, "modes",
                                     modes));
