@@ -297,7 +297,13 @@ enum {
     IR_ACC_FULL = 1u << 6,
     /* Mask states with WRITE: the cells activated depend only on the loop index and constants
      * (activations unconditional, indices computed from loop indices and constants only). */
-    IR_ACC_INDEX_ONLY = 1u << 7
+    IR_ACC_INDEX_ONLY = 1u << 7,
+    /* Mask states: nothing queries activity or deactivates. The task reads the mask only to
+     * look values up (an inactive cell reads as its field's background, and so does a cell
+     * activated but not yet written: new blocks start at the background) and changes it only
+     * by activating. Whether another such task's activations came first then changes no
+     * value this task computes. */
+    IR_ACC_LOOKUP = 1u << 8
 };
 #define IR_ATOMIC_ACTIVATE 16 /* atomic_op of mask/alloc accesses made only by activations */
 

@@ -346,6 +346,8 @@ int ir_task_compute_meta(ir_task *t)
                 }
                 if (ls->mask_w && !ls->mask_dep)
                     a->flags |= IR_ACC_INDEX_ONLY;
+                if (!ls->mask_query)
+                    a->flags |= IR_ACC_LOOKUP;
             }
             if (ls->list_r || ls->list_w) {
                 ir_access *a = &acc[k++];

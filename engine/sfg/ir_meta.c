@@ -35,6 +35,8 @@ static sfg_access map_access(const ir_access *a, sfg_state s) {
         fl |= SFG_ACC_FULL;
     if (a->flags & IR_ACC_INDEX_ONLY)
         fl |= SFG_ACC_INDEX_ONLY;
+    if (a->flags & IR_ACC_LOOKUP)
+        fl |= SFG_ACC_LOOKUP;
     return (sfg_access){.state = s, .flags = fl, .addr = 0, .op = a->atomic_op};
 }
 

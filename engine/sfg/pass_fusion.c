@@ -5,8 +5,9 @@
  *   2. both are serial, or both range_for over the same constant range, or both struct_for
  *      over the same SNode and the same version of its list;
  *   3. (parallel tasks) on every state both touch and at least one writes, both accesses are
- *      UNIQUE with the same address function, or both ATOMIC with the same operation: then
- *      iteration i of B touches only what iteration i of A touched (or commutes with it);
+ *      UNIQUE with the same address function, or both ATOMIC with the same operation, or
+ *      (masks) both LOOKUP: then iteration i of B touches only what iteration i of A touched
+ *      (or commutes with it, or cannot tell the order apart);
  *   4. neither has side effects beyond its states.
  * Each round every task takes part in at most one fusion, so n fusible tasks need O(log n)
  * rounds and no task grows by a long chain at once (the bank caches the repeated pairs).
@@ -120,7 +121,8 @@ static int compatible_access(const sfg_task_meta *a, const sfg_task_meta *b) {
             continue;
         int unique = (x->flags & SFG_ACC_UNIQUE) && (y->flags & SFG_ACC_UNIQUE) && x->addr == y->addr;
         int atomic = (x->flags & SFG_ACC_ATOMIC) && (y->flags & SFG_ACC_ATOMIC) && x->op == y->op;
-        if (!unique && !atomic)
+        int lookup = SFG_STATE_KIND(x->state) == SFG_MASK && (x->flags & y->flags & SFG_ACC_LOOKUP);
+        if (!unique && !atomic && !lookup)
             return 0;
     }
     return 1;

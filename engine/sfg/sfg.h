@@ -96,7 +96,13 @@ enum {
     /* Mask states, with WRITE: the cells activated depend only on the loop index and on
      * constants of the IR — not on launch arguments nor on loaded values. Two tasks with the
      * same launched IR and the same iteration set then activate the same cells. */
-    SFG_ACC_INDEX_ONLY = 1u << 6
+    SFG_ACC_INDEX_ONLY = 1u << 6,
+    /* Mask states: the task reads the mask only to look values up and writes it only by
+     * activating (no activity query, no deactivation). Inactive cells and cells activated but
+     * not yet written read alike (the field's background), so two such tasks may be fused:
+     * which activations one iteration sees first changes no value; the value states decide
+     * the rest. */
+    SFG_ACC_LOOKUP = 1u << 7
 };
 
 typedef struct sfg_access {

@@ -429,6 +429,91 @@ static void test_modes(void)
     CHECK(nq <= ne);
 }
 
+/* AsyncTaichi's stencil_reduction shape: b = stencil of q, total += b, b = 0, each a struct_for
+ * over q, twice. Queued, the six tasks fuse into one: b's first task activates b's cells and
+ * the next only looks b up (masks marked lookup), so which of another iteration's activations
+ * came first cannot change a value. Sums of small integers are exact in any order. */
+static const char *sr_src =
+    "kernel stencil(field<f32> q, field<f32> b) {\n"
+    "    for (I in q) { b[I] = q[I - ivec3(1, 0, 0)] + q[I] + q[I + ivec3(1, 0, 0)]; }\n"
+    "}\n"
+    "kernel reduce(field<f32> q, field<f32> b, field<f32, 0> total) {\n"
+    "    for (I in q) { total[] += b[I]; }\n"
+    "}\n"
+    "kernel clear_b(field<f32> q, field<f32> b) { for (I in q) { b[I] = 0.0; } }\n";
+
+/* q's value at (x, y, z), or -1 where q is inactive */
+static float sr_q(int x, int y, int z)
+{
+    if (y < 0 || y >= 8 || z < 0 || z >= 8)
+        return -1.0f;
+    for (int bx = -2; bx < 2; bx++)
+        if (x >= bx * 16 && x < bx * 16 + 8)
+            return (float)((((x - bx * 16) * 64) + y * 8 + z) % 5);
+    return -1.0f;
+}
+
+static void run_sr(int eager, float *total, float *b_sum, uint64_t *fused)
+{
+    eng_context *c = et_context(2);
+    eng_mode m = {eager, 0, 0};
+    CHECK_OK(c, eng_set_mode(c, &m));
+    eng_context *saved = ctx;
+    ctx = c;
+    eng_field *q = et_field(c, "q", 3, ENG_F32, 0.0f);
+    eng_field *b = et_field(c, "b", 3, ENG_F32, 0.0f);
+    eng_field *t = et_field(c, "total", 0, ENG_F32, 0.0f);
+    float vals[512];
+    for (int n = 0; n < 512; n++)
+        vals[n] = (float)(n % 5);
+    for (int bx = -2; bx < 2; bx++) {
+        int32_t o[3] = {bx * 16, 0, 0};
+        CHECK_OK(c, eng_field_write_block(c, q, o, vals, NULL));
+    }
+    eng_program *p = et_compile(c, sr_src);
+    const char *names[3] = {"stencil", "reduce", "clear_b"};
+    for (int round = 0; round < 2 && p; round++)
+        for (int k = 0; k < 3; k++) {
+            eng_arg a[3] = {et_f(q), et_f(b), et_f(t)};
+            CHECK_OK(c, eng_launch(c, eng_program_find(p, names[k]), a, k == 1 ? 3 : 2));
+        }
+    CHECK_OK(c, eng_sync(c));
+    int32_t z[3] = {0, 0, 0};
+    *total = eng_field_read(t, z, 0);
+    *b_sum = 0;
+    for (int x = -40; x < 40; x++)
+        for (int y = 0; y < 8; y++)
+            for (int zz = 0; zz < 8; zz++)
+                *b_sum += et_at(b, x, y, zz, 0);
+    eng_stats st;
+    eng_get_stats(c, &st);
+    *fused = st.tasks_fused;
+    ctx = saved;
+    eng_destroy(c);
+}
+
+static void test_stencil_reduction_fuses(void)
+{
+    float te = 0, tq = 0, be = 1, bq = 1;
+    uint64_t fe = 0, fq = 0;
+    run_sr(1, &te, &be, &fe);
+    run_sr(0, &tq, &bq, &fq);
+    /* by hand: q's four blocks hold (local n) % 5 and are 8 voxels apart, so a stencil
+     * reaching past a block's end reads 0; two rounds add the stencil's sum twice */
+    double want = 0;
+    for (int x = -40; x < 40; x++)
+        for (int y = 0; y < 8; y++)
+            for (int z = 0; z < 8; z++)
+                if (sr_q(x, y, z) >= 0)
+                    want += 2.0 * ((sr_q(x - 1, y, z) > 0 ? sr_q(x - 1, y, z) : 0) + sr_q(x, y, z) +
+                                   (sr_q(x + 1, y, z) > 0 ? sr_q(x + 1, y, z) : 0));
+    CHECK(te == (float)want);
+    CHECK(te == tq);
+    CHECK(be == 0.0f && bq == 0.0f);
+    CHECK(fe == 0);
+    CHECK(fq == 5);
+}
+
 static void test_errors(void)
 {
     eng_program *p = NULL;
@@ -460,6 +545,7 @@ int main(void)
     test_reductions();
     test_vec3_field();
     test_modes();
+    test_stencil_reduction_fuses();
     test_errors();
     eng_destroy(ctx);
     if (et_failures)

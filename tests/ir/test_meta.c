@@ -34,9 +34,12 @@ static void test_struct_for_scale(void)
     CHECK(t->meta.kind == IR_TASK_STRUCT_FOR && t->meta.field == 0 && t->meta.level == 2);
     CHECK(flags_of(t, IR_STATE_VALUE, 0, 0) == (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_ELEMENTWISE |
                                                 IR_ACC_UNIQUE | IR_ACC_COVER));
-    /* reads query the masks, writes activate at loop-index positions unconditionally */
-    CHECK(flags_of(t, IR_STATE_MASK, 0, 1) == (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY));
-    CHECK(flags_of(t, IR_STATE_MASK, 0, 2) == (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY));
+    /* the load reads the masks to find the value (lookup: nothing asks whether a cell is
+     * active), the store activates at loop-index positions unconditionally */
+    CHECK(flags_of(t, IR_STATE_MASK, 0, 1) ==
+          (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY | IR_ACC_LOOKUP));
+    CHECK(flags_of(t, IR_STATE_MASK, 0, 2) ==
+          (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY | IR_ACC_LOOKUP));
     CHECK(!ir_meta_find(&t->meta, IR_STATE_MASK, 0, 3)); /* dense leaf: no mask */
     CHECK(flags_of(t, IR_STATE_LIST, 0, 2) == IR_ACC_READ);
     CHECK(flags_of(t, IR_STATE_ALLOC, 0, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC));
@@ -44,8 +47,8 @@ static void test_struct_for_scale(void)
     CHECK(!ir_meta_find(&t->meta, IR_STATE_GTMP, 0, 0));
     CHECK_TEXT(ir_print_meta(t), "meta struct_for @q.L2\n"
                                  "  value @q: read write elementwise unique cover\n"
-                                 "  mask @q.L1: read write index_only\n"
-                                 "  mask @q.L2: read write index_only\n"
+                                 "  mask @q.L1: read write index_only lookup\n"
+                                 "  mask @q.L2: read write index_only lookup\n"
                                  "  list @q.L2: read\n"
                                  "  alloc @q.L1: write atomic(activate)\n"
                                  "  alloc @q.L2: write atomic(activate)\n");
@@ -133,8 +136,8 @@ static void test_serial(void)
     CHECK(flags_of(t, IR_STATE_VALUE, 0, 0) == (IR_ACC_WRITE | IR_ACC_FULL));
     CHECK(flags_of(t, IR_STATE_VALUE, 1, 0) == (IR_ACC_READ | IR_ACC_WRITE));
     /* activation only: the masks are written without being read */
-    CHECK(flags_of(t, IR_STATE_MASK, 2, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC));
-    CHECK(flags_of(t, IR_STATE_MASK, 2, 2) == (IR_ACC_WRITE | IR_ACC_ATOMIC));
+    CHECK(flags_of(t, IR_STATE_MASK, 2, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC | IR_ACC_LOOKUP));
+    CHECK(flags_of(t, IR_STATE_MASK, 2, 2) == (IR_ACC_WRITE | IR_ACC_ATOMIC | IR_ACC_LOOKUP));
     CHECK(flags_of(t, IR_STATE_ALLOC, 2, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC));
     CHECK(!ir_meta_find(&t->meta, IR_STATE_ALLOC, 2, 2)); /* bitmasked: no allocator */
     CHECK(!ir_meta_find(&t->meta, IR_STATE_VALUE, 2, 0)); /* activation is not a value access */
@@ -185,6 +188,35 @@ static void test_deactivate_gtmp_listgen(void)
     ir_task_free(t);
 }
 
+/* struct_for over q: r[I] = r[I] + 1 where is_active(r, I) — an activity query: the mask is
+ * not read for values alone, so r's masks are not lookup (fusion must not interleave another
+ * task's activations of r with this query); q is only iterated */
+static void test_query_is_not_lookup(void)
+{
+    ir_field_info f[2] = {sparse3("q", 1), sparse3("r", 1)};
+    ir_task *t = ir_task_new(IR_TASK_STRUCT_FOR, "a", f, 2, NULL, 0);
+    t->field = 0;
+    t->level = 2;
+    ir_builder b;
+    ir_builder_init(&b, t);
+    ir_stmt *sf = ir_struct_for(&b, 0);
+    ir_builder_at_end(&b, sf->body);
+    ir_stmt *I[3];
+    for (int a = 0; a < 3; a++)
+        I[a] = ir_loop_index(&b, sf, (uint32_t)a);
+    ir_stmt *iff = ir_if(&b, ir_field_op(&b, IR_IS_ACTIVE, 1, I));
+    ir_builder_at_end(&b, iff->body);
+    ir_stmt *p = ir_global_ptr(&b, 1, 0, I);
+    ir_global_store(&b, p, ir_binary(&b, IR_ADD, ir_global_load(&b, p),
+                                     ir_const_float(&b, IR_F32, 1.0)));
+    must_verify(t, "query");
+    CHECK(ir_task_compute_meta(t) == 0);
+    CHECK(!(flags_of(t, IR_STATE_MASK, 1, 1) & IR_ACC_LOOKUP));
+    CHECK(!(flags_of(t, IR_STATE_MASK, 1, 2) & IR_ACC_LOOKUP));
+    CHECK(flags_of(t, IR_STATE_MASK, 1, 2) & IR_ACC_READ);
+    ir_task_free(t);
+}
+
 int main(void)
 {
     test_struct_for_scale();
@@ -192,5 +224,6 @@ int main(void)
     test_range_for_conditional();
     test_serial();
     test_deactivate_gtmp_listgen();
+    test_query_is_not_lookup();
     return ir_test_result("ir_meta");
 }

@@ -226,8 +226,8 @@ static void test_struct(void)
                "}\n",
                "meta struct_for @q.L2\n"
                "  value @q: read write elementwise unique cover\n"
-               "  mask @q.L1: read\n"
-               "  mask @q.L2: read\n"
+               "  mask @q.L1: read lookup\n"
+               "  mask @q.L2: read lookup\n"
                "  list @q.L2: read\n"
                "  gtmp: read\n");
     check_task(t[6],
