@@ -21,6 +21,7 @@ static const pass passes[] = {
     {OPT_FORWARD, "forward", opt_forward},
     {OPT_CSE, "cse", opt_cse},
     {OPT_DCE, "dce", opt_dce},
+    {OPT_DSE, "dse", opt_dse},
 };
 
 uint32_t opt_pass_bit(const char *name)

@@ -1,6 +1,6 @@
 /* opt.h — Plume's scalar optimizer: constant folding, algebraic simplification, common
- * subexpression elimination, store-to-load forwarding of local variables and dead code
- * elimination on one task (engine/ir/ir.h), run in a fixed order to a small fixed point.
+ * subexpression elimination, store-to-load forwarding of local variables, dead code
+ * elimination and removal of overwritten field stores on one task (engine/ir/ir.h), run in a fixed order to a small fixed point.
  *
  * It works on every task form: whole kernels before offload (global_ptr form, parallel loops
  * at the top level) and lowered tasks (sn_* statements). It keeps the task's shape (a loop
@@ -27,7 +27,8 @@ enum {
     OPT_FORWARD = 1u << 2,  /* "forward": loads of local variables take the stored value */
     OPT_CSE = 1u << 3,      /* "cse": equal pure statements computed once */
     OPT_DCE = 1u << 4,      /* "dce": unused values, unread locals, empty control flow */
-    OPT_ALL = 0x1f
+    OPT_DSE = 1u << 5,      /* "dse": field stores overwritten in the same block unread */
+    OPT_ALL = 0x3f
 };
 
 /* Called after a pass changed the task (not after passes that found nothing to do), with the

@@ -12,6 +12,7 @@ int opt_simplify(ir_task *t);
 int opt_forward(ir_task *t);
 int opt_cse(ir_task *t);
 int opt_dce(ir_task *t);
+int opt_dse(ir_task *t);
 
 /* A constant's value: ival for bool and integers (i32 sign-extended, u32 zero-extended), fval
  * for floats (f32 values exactly representable), as in ir_stmt. */

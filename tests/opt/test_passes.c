@@ -499,6 +499,73 @@ static void test_dce(void)
     ir_task_free(t);
 }
 
+/* Overwritten field stores: a store dropped only when the same pointer is stored again in the
+ * same block with nothing between that may read it. Slots not known distinct may alias, so a
+ * load of another field keeps the store before it; with distinct slots it does not. An `if`
+ * between (its block may read) keeps it either way. */
+static ir_task *dse_task(ir_builder *b)
+{
+    ir_task *t = kernel(b, "dse");
+    ir_stmt *n = ir_arg(b, IR_I32, 1);
+    ir_stmt *p = ir_global_ptr(b, 0, 0, &n);
+    ir_global_store(b, p, ir_const_float(b, IR_F32, 1.0));
+    ir_global_store(b, p, ir_const_float(b, IR_F32, 2.0));
+    ir_stmt *idx[3] = {n, n, n};
+    ir_stmt *x = ir_global_load(b, ir_global_ptr(b, 1, 0, idx));
+    ir_global_store(b, p, x);
+    ir_stmt *iff = ir_if(b, ir_binary(b, IR_GT, x, ir_const_float(b, IR_F32, 0.0)));
+    ir_builder_at_end(b, iff->body);
+    ir_global_store(b, p, ir_const_float(b, IR_F32, 5.0));
+    ir_builder_init(b, t);
+    ir_global_store(b, p, ir_const_float(b, IR_F32, 6.0));
+    return t;
+}
+
+static void test_dse(void)
+{
+    ir_builder b;
+    ir_task *t = dse_task(&b);
+    only(t, OPT_DSE, "task kernel \"dse\" {\n"
+                     "  $0 = arg i32 #1\n"
+                     "  $1 = global_ptr ptr<f32> @a [$0]\n"
+                     "  $2 = const f32 1.0\n"
+                     "  $3 = const f32 2.0\n"
+                     "  $4 : global_store $1 $3\n"
+                     "  $5 = global_ptr ptr<f32> @v [$0 $0 $0]\n"
+                     "  $6 = global_load f32 $5\n"
+                     "  $7 : global_store $1 $6\n"
+                     "  $8 = const f32 0.0\n"
+                     "  $9 = gt bool $6 $8\n"
+                     "  $10 : if $9 {\n"
+                     "    $11 = const f32 5.0\n"
+                     "    $12 : global_store $1 $11\n"
+                     "  }\n"
+                     "  $13 = const f32 6.0\n"
+                     "  $14 : global_store $1 $13\n"
+                     "}\n");
+    ir_task_free(t);
+    t = dse_task(&b);
+    t->distinct_slots = 1;
+    only(t, OPT_DSE, "task kernel \"dse\" {\n"
+                     "  $0 = arg i32 #1\n"
+                     "  $1 = global_ptr ptr<f32> @a [$0]\n"
+                     "  $2 = const f32 1.0\n"
+                     "  $3 = const f32 2.0\n"
+                     "  $4 = global_ptr ptr<f32> @v [$0 $0 $0]\n"
+                     "  $5 = global_load f32 $4\n"
+                     "  $6 : global_store $1 $5\n"
+                     "  $7 = const f32 0.0\n"
+                     "  $8 = gt bool $5 $7\n"
+                     "  $9 : if $8 {\n"
+                     "    $10 = const f32 5.0\n"
+                     "    $11 : global_store $1 $10\n"
+                     "  }\n"
+                     "  $12 = const f32 6.0\n"
+                     "  $13 : global_store $1 $12\n"
+                     "}\n");
+    ir_task_free(t);
+}
+
 static char dumped[256];
 static int ndumps;
 
@@ -546,6 +613,7 @@ static void test_pipeline(void)
     ir_task_free(t);
     CHECK(opt_pass_bit("cse") == OPT_CSE && opt_pass_bit("fold") == OPT_FOLD);
     CHECK(opt_pass_bit("dce") == OPT_DCE && opt_pass_bit("nope") == 0 && !opt_pass_bit(NULL));
+    CHECK(opt_pass_bit("dse") == OPT_DSE);
     CHECK(opt_run(NULL, 0, NULL, NULL, err, sizeof err) == -1 && strstr(err, "no task"));
 }
 
@@ -554,6 +622,7 @@ int main(void)
     fields[0] = dense1("a");
     fields[1] = sparse3("v", 1);
     test_fold();
+    test_dse();
     test_simplify();
     test_simplify_more();
     test_forward();
