@@ -350,8 +350,9 @@ struct ir_task {
     ir_task_meta meta;      /* filled by ir_task_compute_meta (offload calls it) */
     /* Every slot is bound to a field of its own, so a store through one slot leaves what
      * another slot reads unchanged: the optimizer keeps loaded values across it and forwards
-     * stored ones. Set by fusion (engine/passes/fuse.c) on a fused task whose bodies share work
-     * that way; zero elsewhere, which is always safe — and measured faster on single kernels:
+     * stored ones. Set by fusion (engine/passes/fuse.c) on fused tasks over distinct fields
+     * (heavy pairs only when their bodies share work that way); zero elsewhere, which is
+     * always safe — and measured faster on single kernels:
      * values kept across a large body live long (the smoke solver's advection step took 113-126
      * ms with this on every bound task against 87-91 ms without). Not part of ir_task_hash: the
      * bound task's hash covers the binding. */

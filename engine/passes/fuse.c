@@ -249,6 +249,11 @@ passes_bound *passes_fuse(const passes_bound *a, const passes_bound *b, const sf
     pass_drop_dead(t);
     if (heavy && !shares_work(t, ids, nf, a, b))
         goto fail;
+    /* a light pair always fuses; with its slots bound to distinct fields, loads of one field
+     * outlive the other body's stores, so a chain such as b = stencil(a) repeated shares its
+     * loads of a (heavy pairs got the flag from the sharing check) */
+    if (!heavy)
+        t->distinct_slots = (uint8_t)distinct_ids(ids, nf);
     char err[256];
     if (ir_verify(t, err, sizeof err) != 0 || pass_compute_meta(t) != 0)
         goto fail;
