@@ -296,7 +296,8 @@ enum {
      * a serial task storing a 0-D field unconditionally and never reading it. */
     IR_ACC_FULL = 1u << 6,
     /* Mask states with WRITE: the cells activated depend only on the loop index and constants
-     * (activations unconditional, indices computed from loop indices and constants only). */
+     * (activations unconditional or under `if`s whose conditions are computed from loop
+     * indices and constants only, and so are their indices). */
     IR_ACC_INDEX_ONLY = 1u << 7,
     /* Mask states: nothing queries activity or deactivates. The task reads the mask only to
      * look values up (an inactive cell reads as its field's background, and so does a cell

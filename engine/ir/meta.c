@@ -94,11 +94,25 @@ static void path_read(mctx *m, uint32_t field, int query)
         }
 }
 
+/* Whether s runs in an iteration is decided by the loop index and constants alone: every
+ * block between s and the loop body belongs to an `if` on such a condition (no continue seen,
+ * whose condition could be anything). */
+static int index_decided(const mctx *m, const ir_stmt *s)
+{
+    if (m->continue_seen || !m->top)
+        return 0;
+    for (const ir_block *b = s->parent; b != m->top; b = b->owner->parent) {
+        if (!b || !b->owner || b->owner->op != IR_IF || !index_only(m, b->owner->arg[0], 0))
+            return 0;
+    }
+    return 1;
+}
+
 static void activation(mctx *m, const ir_stmt *at, uint32_t field, uint32_t demoted,
                        int from, int to, const ir_stmt *idx_src)
 {
     const ir_field_info *f = &m->t->fields[field];
-    int dep = !unconditional(m, at);
+    int dep = !unconditional(m, at) && !index_decided(m, at);
     if (idx_src)
         for (int i = 0; i < idx_src->nargs; i++)
             if (!index_only(m, idx_src->arg[i], 0))

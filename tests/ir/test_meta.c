@@ -217,6 +217,42 @@ static void test_query_is_not_lookup(void)
     ir_task_free(t);
 }
 
+/* struct_for over q: r[I] = 1 under `if (I.x % 2 == 0)` activates cells decided by the loop
+ * index alone (index_only); s[I] = 1 under `if (q[I] > 0)` depends on a loaded value (not) */
+static void test_index_decided_if(void)
+{
+    ir_field_info f[3] = {sparse3("q", 1), sparse3("r", 1), sparse3("s", 1)};
+    ir_task *t = ir_task_new(IR_TASK_STRUCT_FOR, "c", f, 3, NULL, 0);
+    t->field = 0;
+    t->level = 2;
+    ir_builder b;
+    ir_builder_init(&b, t);
+    ir_stmt *sf = ir_struct_for(&b, 0);
+    ir_builder_at_end(&b, sf->body);
+    ir_stmt *I[3];
+    for (int a = 0; a < 3; a++)
+        I[a] = ir_loop_index(&b, sf, (uint32_t)a);
+    ir_stmt *one = ir_const_float(&b, IR_F32, 1.0);
+    ir_stmt *even = ir_binary(&b, IR_EQ, ir_binary(&b, IR_MOD, I[0], ir_const_i32(&b, 2)),
+                              ir_const_i32(&b, 0));
+    ir_stmt *x = ir_global_load(&b, ir_global_ptr(&b, 0, 0, I));
+    ir_stmt *pos = ir_binary(&b, IR_GT, x, ir_const_float(&b, IR_F32, 0.0));
+    ir_stmt *i1 = ir_if(&b, even);
+    ir_builder_at_end(&b, i1->body);
+    ir_global_store(&b, ir_global_ptr(&b, 1, 0, I), one);
+    ir_builder_at_end(&b, sf->body);
+    ir_stmt *i2 = ir_if(&b, pos);
+    ir_builder_at_end(&b, i2->body);
+    ir_global_store(&b, ir_global_ptr(&b, 2, 0, I), one);
+    must_verify(t, "index decided");
+    CHECK(ir_task_compute_meta(t) == 0);
+    CHECK(flags_of(t, IR_STATE_MASK, 1, 1) & IR_ACC_INDEX_ONLY);
+    CHECK(flags_of(t, IR_STATE_MASK, 1, 2) & IR_ACC_INDEX_ONLY);
+    CHECK(!(flags_of(t, IR_STATE_MASK, 2, 1) & IR_ACC_INDEX_ONLY));
+    CHECK(!(flags_of(t, IR_STATE_MASK, 2, 2) & IR_ACC_INDEX_ONLY));
+    ir_task_free(t);
+}
+
 int main(void)
 {
     test_struct_for_scale();
@@ -225,5 +261,6 @@ int main(void)
     test_serial();
     test_deactivate_gtmp_listgen();
     test_query_is_not_lookup();
+    test_index_decided_if();
     return ir_test_result("ir_meta");
 }
