@@ -188,22 +188,31 @@ static void test_deactivate_gtmp_listgen(void)
     ir_task_free(t);
 }
 
+/* A struct_for task over slot 0 (a sparse3 field, leaf list at level 2) with the builder at
+ * the end of the loop body and the three loop indices in I. */
+static ir_task *struct_for_task(const char *name, ir_field_info *f, uint32_t n, ir_builder *b,
+                                ir_stmt **loop, ir_stmt *I[3])
+{
+    ir_task *t = ir_task_new(IR_TASK_STRUCT_FOR, name, f, n, NULL, 0);
+    t->field = 0;
+    t->level = 2;
+    ir_builder_init(b, t);
+    *loop = ir_struct_for(b, 0);
+    ir_builder_at_end(b, (*loop)->body);
+    for (int a = 0; a < 3; a++)
+        I[a] = ir_loop_index(b, *loop, (uint32_t)a);
+    return t;
+}
+
 /* struct_for over q: r[I] = r[I] + 1 where is_active(r, I) — an activity query: the mask is
  * not read for values alone, so r's masks are not lookup (fusion must not interleave another
  * task's activations of r with this query); q is only iterated */
 static void test_query_is_not_lookup(void)
 {
     ir_field_info f[2] = {sparse3("q", 1), sparse3("r", 1)};
-    ir_task *t = ir_task_new(IR_TASK_STRUCT_FOR, "a", f, 2, NULL, 0);
-    t->field = 0;
-    t->level = 2;
     ir_builder b;
-    ir_builder_init(&b, t);
-    ir_stmt *sf = ir_struct_for(&b, 0);
-    ir_builder_at_end(&b, sf->body);
-    ir_stmt *I[3];
-    for (int a = 0; a < 3; a++)
-        I[a] = ir_loop_index(&b, sf, (uint32_t)a);
+    ir_stmt *sf, *I[3];
+    ir_task *t = struct_for_task("a", f, 2, &b, &sf, I);
     ir_stmt *iff = ir_if(&b, ir_field_op(&b, IR_IS_ACTIVE, 1, I));
     ir_builder_at_end(&b, iff->body);
     ir_stmt *p = ir_global_ptr(&b, 1, 0, I);
@@ -222,16 +231,9 @@ static void test_query_is_not_lookup(void)
 static void test_index_decided_if(void)
 {
     ir_field_info f[3] = {sparse3("q", 1), sparse3("r", 1), sparse3("s", 1)};
-    ir_task *t = ir_task_new(IR_TASK_STRUCT_FOR, "c", f, 3, NULL, 0);
-    t->field = 0;
-    t->level = 2;
     ir_builder b;
-    ir_builder_init(&b, t);
-    ir_stmt *sf = ir_struct_for(&b, 0);
-    ir_builder_at_end(&b, sf->body);
-    ir_stmt *I[3];
-    for (int a = 0; a < 3; a++)
-        I[a] = ir_loop_index(&b, sf, (uint32_t)a);
+    ir_stmt *sf, *I[3];
+    ir_task *t = struct_for_task("c", f, 3, &b, &sf, I);
     ir_stmt *one = ir_const_float(&b, IR_F32, 1.0);
     ir_stmt *even = ir_binary(&b, IR_EQ, ir_binary(&b, IR_MOD, I[0], ir_const_i32(&b, 2)),
                               ir_const_i32(&b, 0));
