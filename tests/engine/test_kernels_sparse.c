@@ -382,13 +382,21 @@ static const char *chain_src =
     "kernel scale(field<f32> q, f32 k) { for (I in q) { q[I] = q[I] * k; } }\n"
     "kernel bump(field<f32> q, field<f32> r) { for (I in q) { r[I] = q[I + ivec3(1, 0, 0)] + 1.0; } }\n";
 
-static void run_chain(int eager, float *out, uint64_t *launched)
+/* A 2-thread context in eager or queued mode, made the current one (ctx) for the helpers;
+ * the caller restores the previous ctx and destroys it. */
+static eng_context *mode_context(int eager)
 {
     eng_context *c = et_context(2);
     eng_mode m = {eager, 0, 0};
     CHECK_OK(c, eng_set_mode(c, &m));
-    eng_context *saved = ctx;
     ctx = c;
+    return c;
+}
+
+static void run_chain(int eager, float *out, uint64_t *launched)
+{
+    eng_context *saved = ctx;
+    eng_context *c = mode_context(eager);
     eng_field *q = et_field(c, "q", 3, ENG_F32, 0.0f);
     eng_field *r = et_field(c, "r", 3, ENG_F32, 0.0f);
     fill_pattern(q);
@@ -455,11 +463,8 @@ static float sr_q(int x, int y, int z)
 
 static void run_sr(int eager, float *total, float *b_sum, uint64_t *fused)
 {
-    eng_context *c = et_context(2);
-    eng_mode m = {eager, 0, 0};
-    CHECK_OK(c, eng_set_mode(c, &m));
     eng_context *saved = ctx;
-    ctx = c;
+    eng_context *c = mode_context(eager);
     eng_field *q = et_field(c, "q", 3, ENG_F32, 0.0f);
     eng_field *b = et_field(c, "b", 3, ENG_F32, 0.0f);
     eng_field *t = et_field(c, "total", 0, ENG_F32, 0.0f);
