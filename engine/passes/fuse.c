@@ -132,8 +132,8 @@ static uint32_t optimized_size(const passes_bound *b)
 /* Optimizes the fused task t in place with its slots taken as distinct memory when ids are
  * (loads of one field survive the other body's stores), and tells whether it came out at most
  * PASSES_FUSE_SHARED percent of a and b optimized alone the same way: the bodies shared that
- * much work. The caller drops t otherwise, so the flag stays only on tasks that share (ir.h
- * says why it is not set everywhere). */
+ * much work. The caller drops t otherwise, so among heavy pairs the flag stays only on tasks
+ * that share (ir.h says why single kernels do not get it). */
 static int shares_work(ir_task *t, const uint32_t *ids, uint32_t nf, const passes_bound *a,
                        const passes_bound *b)
 {
