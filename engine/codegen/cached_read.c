@@ -55,6 +55,11 @@ typedef struct cread_group {
     const ir_stmt *base[IR_MAX_DIM];
     int members;
     LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
+    /* The container from the group's last lookup and the IR block of the read that made it:
+     * a later member whose read that block holds (at any depth) is dominated by the lookup
+     * and takes its result as it is, since the base voxel and the tree are the same. */
+    LLVMValueRef last;
+    const ir_block *last_blk;
 } cread_group;
 
 struct cg_cread {
@@ -455,6 +460,26 @@ static LLVMValueRef cached_lookup(cg_fn *f, int slot, int dim, LLVMValueRef keys
     return LLVMBuildLoad2(f->b, f->t_ptr, *cont, "rd.block");
 }
 
+/* Whether block inner is blk or nested in it. */
+static int nested_in(const ir_block *inner, const ir_block *blk)
+{
+    for (const ir_block *b = inner; b; b = b->owner ? b->owner->parent : NULL)
+        if (b == blk)
+            return 1;
+    return 0;
+}
+
+/* Whether statement s lies in blk or in a block nested in it. */
+static int encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s->parent, blk); }
+
+void cg_cread_block_start(cg_fn *f, const ir_block *blk)
+{
+    cg_cread *cr = f->cread;
+    for (int k = 0; k < cr->ngroup; k++)
+        if (cr->group[k].last && nested_in(cr->group[k].last_blk, blk))
+            cr->group[k].last = NULL;
+}
+
 LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
 {
     cg_cread *cr = f->cread;
@@ -488,7 +513,14 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
             return NULL;
         bkey[a] = leaf_key(f, slot, lsid, a, bx[a]);
     }
-    LLVMValueRef gc = cached_lookup(f, slot, dim, g->key, &g->cont, bx, bkey);
+    LLVMValueRef gc;
+    if (g->last && encloses(g->last_blk, s)) {
+        gc = g->last;
+    } else {
+        gc = cached_lookup(f, slot, dim, g->key, &g->cont, bx, bkey);
+        g->last = gc;
+        g->last_blk = s->parent;
+    }
     /* keys name blocks only where the cache is sound for this runtime (enabled) */
     LLVMValueRef same = cr->enabled[slot];
     for (int a = 0; a < dim; a++)

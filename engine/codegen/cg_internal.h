@@ -280,6 +280,9 @@ int cg_cread_setup(cg_fn *f);
 void cg_cread_free(cg_cread *cr);
 int cg_cread_skips(const cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
+/* Called as the emission of blk starts: a loop body may be emitted twice (a fast and a generic
+ * copy), and lookups emitted in the earlier copy of blk dominate nothing in the later one. */
+void cg_cread_block_start(cg_fn *f, const ir_block *blk);
 
 /* ---- reductions into one-element fields, per call (local_reduce.c) ----
  * cg_reduce_setup (CPU parallel tasks, after cg_fn_begin; loop: the parallel loop) decides

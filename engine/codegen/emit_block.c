@@ -379,6 +379,8 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
 
 int cg_emit_block(cg_fn *f, const ir_block *blk)
 {
+    if (f->cread)
+        cg_cread_block_start(f, blk);
     for (const ir_stmt *s = blk->first; s; s = s->next) {
         f->stmt_no = f->next_no++;
         if (cg_emit_stmt(f, s) != 0)

@@ -118,6 +118,72 @@ static void test_gather(void)
     CHECK(inside > 1000 && outside > 1000); /* both kinds of read were exercised */
 }
 
+/* A trilinear sample of a vec3 field at the computed points of test_gather, shifted by a
+ * fraction: its 24 reads (8 corners, 3 components) take the base corner's cached leaf block,
+ * looked up once for all of them (engine/codegen/cached_read.c), unless a corner crosses into
+ * the next block; components, corners and the background must come out as in a C loop. */
+static float vpattern(int x, int y, int z, int c) { return pattern(x + 5 * c, y - 3 * c, z + c); }
+static float vsrc_at(int x, int y, int z, int c) { return active_at(x, y, z) ? vpattern(x, y, z, c) : 0.5f + (float)c; }
+
+static void test_gather_vec3(void)
+{
+    eng_field *src = et_field(ctx, "gv_src", 3, ENG_VEC3, 0.0f);
+    eng_field *dst = et_field(ctx, "gv_dst", 3, ENG_F32, 0.0f);
+    float bg[3] = {0.5f, 1.5f, 2.5f};
+    eng_field_set_background(src, bg);
+    float vals[3 * 512];
+    for (int bx = -4; bx < 4; bx++)
+        for (int by = -4; by < 4; by++)
+            for (int bz = -4; bz < 4; bz++) {
+                if (!block_on(bx, by, bz))
+                    continue;
+                int32_t o[3] = {bx * 8, by * 8, bz * 8};
+                for (int n = 0; n < 512; n++)
+                    for (int c = 0; c < 3; c++)
+                        vals[3 * n + c] = vpattern(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8, c);
+                CHECK_OK(ctx, eng_field_write_block(ctx, src, o, vals, NULL));
+            }
+    eng_program *p = et_compile(ctx,
+        "kernel gather3(field<vec3> src, field<f32> dst) {\n"
+        "    for (I in src) {\n"
+        "        ivec3 q = ivec3(((I.x + 32) * 3 + I.z + 32) % 80 - 40,\n"
+        "                        ((I.y + 32) * 3 + I.x + 32) % 80 - 40,\n"
+        "                        ((I.z + 32) * 3 + I.y + 32) % 80 - 40);\n"
+        "        vec3 v = sample(src, vec3(q) + vec3(0.25, 0.5, 0.75));\n"
+        "        dst[I] = v.x + 2.0 * v.y + 4.0 * v.z;\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[2] = {et_f(src), et_f(dst)};
+    if (et_run(ctx, p, "gather3", args, 2))
+        return;
+    int bad = 0, n = 0;
+    const float w[3] = {0.25f, 0.5f, 0.75f};
+    for (int x = -32; x < 32; x++)
+        for (int y = -32; y < 32; y++)
+            for (int z = -32; z < 32; z++) {
+                if (!active_at(x, y, z))
+                    continue;
+                int q[3] = {gather_q(x, z), gather_q(y, x), gather_q(z, y)};
+                float want = 0;
+                for (int c = 0; c < 3; c++) {
+                    float s = 0;
+                    for (int i = 0; i < 2; i++)
+                        for (int j = 0; j < 2; j++)
+                            for (int k = 0; k < 2; k++)
+                                s += (i ? w[0] : 1 - w[0]) * (j ? w[1] : 1 - w[1]) *
+                                     (k ? w[2] : 1 - w[2]) *
+                                     vsrc_at(q[0] + i, q[1] + j, q[2] + k, c);
+                    want += (float)(1 << c) * s;
+                }
+                float got = et_at(dst, x, y, z, 0);
+                n++;
+                if (fabsf(got - want) > 1e-4f && bad++ < 5)
+                    fprintf(stderr, "gather3 (%d,%d,%d): %g, expected %g\n", x, y, z, got, want);
+            }
+    CHECK(bad == 0);
+    CHECK(n > 10000);
+}
+
 /* Code is specialised to the geometry of the trees it was compiled for (engine/ir/ir.h,
  * ir_geom): the same kernel launched on fields whose layouts differ only in their index offset
  * must compile again, not reuse code that folded the other offset in. */
@@ -545,6 +611,7 @@ int main(void)
     test_struct_reductions();
     test_downsample();
     test_gather();
+    test_gather_vec3();
     test_geometry();
     test_activation();
     test_reductions();
