@@ -15,7 +15,8 @@
  * tree without activating (the generic emitters, so every level kind works as in the generic
  * code) and returns the leaf container or NULL. The leaf's cell index and element address are
  * then emitted inline as in the generic code. So a read is a few dozen instructions instead of
- * the walk's few hundred, and neighbouring reads mostly skip the walk.
+ * the walk's few hundred, and neighbouring reads mostly skip the walk. Reads at one base plus
+ * constants (a group) look the base's block up once where that lookup dominates them all.
  *
  * Why it is exact. The key of voxel x along axis a is (x - coord_offset) >> K, K = the leaf's
  * axis_shift + axis_bits: the bits of the index the levels above the leaf see. A per-call check
