@@ -12,9 +12,13 @@ static eng_context *ctx;
 static int block_on(int bx, int by, int bz) { return ((bx * 7 + by * 13 + bz * 5) & 3) == 0; }
 static float pattern(int x, int y, int z) { return (float)((x * 31 + y * 17 + z * 7) % 23) * 0.125f - 1.0f; }
 
-static void fill_pattern(eng_field *f)
+/* The pattern written into the active blocks; component c of a vec3 field is the pattern
+ * shifted by c (component 0 is the scalar pattern). */
+static float vpattern(int x, int y, int z, int c) { return pattern(x + 5 * c, y - 3 * c, z + c); }
+
+static void fill_components(eng_field *f, int k)
 {
-    float vals[512];
+    float vals[3 * 512];
     for (int bx = -4; bx < 4; bx++)
         for (int by = -4; by < 4; by++)
             for (int bz = -4; bz < 4; bz++) {
@@ -22,10 +26,12 @@ static void fill_pattern(eng_field *f)
                     continue;
                 int32_t o[3] = {bx * 8, by * 8, bz * 8};
                 for (int n = 0; n < 512; n++)
-                    vals[n] = pattern(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
+                    for (int c = 0; c < k; c++)
+                        vals[k * n + c] = vpattern(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8, c);
                 CHECK_OK(ctx, eng_field_write_block(ctx, f, o, vals, NULL));
             }
 }
+static void fill_pattern(eng_field *f) { fill_components(f, 1); }
 
 static int active_at(int x, int y, int z)
 {
@@ -82,6 +88,10 @@ static void test_laplacian(void)
  * active blocks, inactive ones and the outside of the pattern, and a second read sits one
  * voxel off in every axis, so the cache both hits and misses, across block edges too. */
 static int gather_q(int c, int o) { return ((c + 32) * 3 + o + 32) % 80 - 40; }
+#define GATHER_Q                                                                                   \
+    "        ivec3 q = ivec3(((I.x + 32) * 3 + I.z + 32) % 80 - 40,\n"                               \
+    "                        ((I.y + 32) * 3 + I.x + 32) % 80 - 40,\n"                               \
+    "                        ((I.z + 32) * 3 + I.y + 32) % 80 - 40);\n"
 
 static void test_gather(void)
 {
@@ -91,9 +101,7 @@ static void test_gather(void)
     eng_program *p = et_compile(ctx,
         "kernel gather(field<f32> src, field<f32> dst) {\n"
         "    for (I in src) {\n"
-        "        ivec3 q = ivec3(((I.x + 32) * 3 + I.z + 32) % 80 - 40,\n"
-        "                        ((I.y + 32) * 3 + I.x + 32) % 80 - 40,\n"
-        "                        ((I.z + 32) * 3 + I.y + 32) % 80 - 40);\n"
+        GATHER_Q
         "        dst[I] = src[q] + 0.5 * src[q + ivec3(1, -1, 1)];\n"
         "    }\n"
         "}\n");
@@ -122,7 +130,6 @@ static void test_gather(void)
  * fraction: its 24 reads (8 corners, 3 components) take the base corner's cached leaf block,
  * looked up once for all of them (engine/codegen/cached_read.c), unless a corner crosses into
  * the next block; components, corners and the background must come out as in a C loop. */
-static float vpattern(int x, int y, int z, int c) { return pattern(x + 5 * c, y - 3 * c, z + c); }
 static float vsrc_at(int x, int y, int z, int c) { return active_at(x, y, z) ? vpattern(x, y, z, c) : 0.5f + (float)c; }
 
 static void test_gather_vec3(void)
@@ -131,24 +138,11 @@ static void test_gather_vec3(void)
     eng_field *dst = et_field(ctx, "gv_dst", 3, ENG_F32, 0.0f);
     float bg[3] = {0.5f, 1.5f, 2.5f};
     eng_field_set_background(src, bg);
-    float vals[3 * 512];
-    for (int bx = -4; bx < 4; bx++)
-        for (int by = -4; by < 4; by++)
-            for (int bz = -4; bz < 4; bz++) {
-                if (!block_on(bx, by, bz))
-                    continue;
-                int32_t o[3] = {bx * 8, by * 8, bz * 8};
-                for (int n = 0; n < 512; n++)
-                    for (int c = 0; c < 3; c++)
-                        vals[3 * n + c] = vpattern(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8, c);
-                CHECK_OK(ctx, eng_field_write_block(ctx, src, o, vals, NULL));
-            }
+    fill_components(src, 3);
     eng_program *p = et_compile(ctx,
         "kernel gather3(field<vec3> src, field<f32> dst) {\n"
         "    for (I in src) {\n"
-        "        ivec3 q = ivec3(((I.x + 32) * 3 + I.z + 32) % 80 - 40,\n"
-        "                        ((I.y + 32) * 3 + I.x + 32) % 80 - 40,\n"
-        "                        ((I.z + 32) * 3 + I.y + 32) % 80 - 40);\n"
+        GATHER_Q
         "        vec3 v = sample(src, vec3(q) + vec3(0.25, 0.5, 0.75));\n"
         "        dst[I] = v.x + 2.0 * v.y + 4.0 * v.z;\n"
         "    }\n"
