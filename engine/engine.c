@@ -90,30 +90,52 @@ eng_field *eng_field_find(eng_context *ctx, const char *name)
     return NULL;
 }
 
-int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
+static int check_desc(eng_context *ctx, const eng_field_desc *descs, int i)
 {
-    if (!desc || !desc->name || !desc->name[0])
+    const eng_field_desc *desc = &descs[i];
+    if (!desc->name || !desc->name[0])
         return eng_fail(ctx, ENG_EINVAL, "a field needs a name");
     if (eng_field_find(ctx, desc->name))
         return eng_fail(ctx, ENG_EEXIST, "field '%s' is declared twice", desc->name);
+    for (int j = 0; j < i; j++)
+        if (!strcmp(descs[j].name, desc->name))
+            return eng_fail(ctx, ENG_EEXIST, "field '%s' is declared twice", desc->name);
     if (desc->type != ENG_F32 && desc->type != ENG_VEC3)
         return eng_fail(ctx, ENG_ETYPE, "field '%s': unknown value type", desc->name);
     if (!(desc->voxel_size > 0))
         return eng_fail(ctx, ENG_EINVAL, "field '%s': voxel size must be > 0", desc->name);
-    eng_field *f = NULL;
-    int rc = eng_field_new(ctx, desc, &f);
+    return ENG_OK;
+}
+
+int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out)
+{
+    if (!descs || n < 1)
+        return eng_fail(ctx, ENG_EINVAL, "a group needs at least one field");
+    for (int i = 0; i < n; i++) {
+        int rc = check_desc(ctx, descs, i);
+        if (rc)
+            return rc;
+    }
+    eng_field **grown = realloc(ctx->fields, (size_t)(ctx->nfields + n) * sizeof *grown);
+    if (!grown)
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory declaring field '%s'", descs[0].name);
+    ctx->fields = grown;
+    /* made straight into the context's array: the fields' ids are their places there */
+    int rc = eng_field_new_group(ctx, descs, n, ctx->fields + ctx->nfields);
     if (rc)
         return rc;
-    eng_field **grown = realloc(ctx->fields, (size_t)(ctx->nfields + 1) * sizeof *grown);
-    if (!grown) {
-        eng_field_free(f);
-        return eng_fail(ctx, ENG_ENOMEM, "out of host memory declaring field '%s'", desc->name);
-    }
-    ctx->fields = grown;
-    ctx->fields[ctx->nfields++] = f;
-    if (out)
-        *out = f;
+    for (int i = 0; i < n; i++)
+        if (out)
+            out[i] = ctx->fields[ctx->nfields + i];
+    ctx->nfields += n;
     return ENG_OK;
+}
+
+int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
+{
+    if (!desc)
+        return eng_fail(ctx, ENG_EINVAL, "a field needs a name");
+    return eng_field_declare_group(ctx, desc, 1, out);
 }
 
 int eng_field_count(const eng_context *ctx) { return ctx ? ctx->nfields : 0; }
@@ -209,6 +231,10 @@ int eng_field_foreach_cell(eng_context *ctx, eng_field *f, eng_cell_fn fn, void 
 
 void eng_field_clear_cells(eng_context *ctx, eng_field *f)
 {
+    if (eng_field_shares_tree(f)) {
+        eng_field_fill_background(ctx, f);
+        return;
+    }
     if (eng_host_write(ctx, f) != ENG_OK)
         return;
     origin_list l = {NULL, 0, 0};

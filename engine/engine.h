@@ -71,6 +71,16 @@ const char *eng_default_layout(int dim);
 
 /* Fields are owned by the context; pointers stay valid until eng_destroy. */
 int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
+/* Declares n fields placed in one SNode tree (Taichi's place(a, b, ...)): one layout for all
+ * (every desc names the same layout, or none), so they share their cells. Activating a cell
+ * through one activates it for all (the others read their background there), a kernel's
+ * deactivation deactivates it for all, and a struct-for over one visits the cells of all.
+ * Kernels that touch several of them at one index then share lookups and lists, and the
+ * optimizer sees one mask, one list and one allocator per SNode of the tree. Clearing one field
+ * of a group (eng_field_clear, eng_field_clear_cells) resets its values to the background and
+ * leaves the cells active. The tree's memory is counted once. out receives n fields in order;
+ * on failure nothing is declared. */
+int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out);
 eng_field *eng_field_find(eng_context *ctx, const char *name);
 const eng_field_desc *eng_field_info(const eng_field *f);
 int eng_field_components(const eng_field *f);

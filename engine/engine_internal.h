@@ -53,6 +53,14 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
+/* n fields placed in one new tree, ids ctx->nfields .. + n - 1 (the caller appends them in that
+ * order); out receives n fields or, on failure, n NULLs. */
+int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out);
+/* 1 when the field shares its tree with others (declared in a group of two or more). */
+int eng_field_shares_tree(const eng_field *f);
+/* Sets the field's values in every active block to its background; the blocks stay active
+ * (how a field of a group is cleared: its tree's cells are its siblings' too). */
+void eng_field_fill_background(eng_context *ctx, eng_field *f);
 void eng_field_free(eng_field *f);
 uint64_t eng_field_bytes(eng_field *f);
 plm_tree *eng_field_tree(eng_field *f);

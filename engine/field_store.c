@@ -1,6 +1,7 @@
-/* A field's storage: one sparse SNode tree (sparse/tree.h) per field, so each field has its own
- * topology, as each grid of a VDB file does. This file is the host's view of it: block copies
- * in and out, voxel reads, statistics. */
+/* A field's storage: a sparse SNode tree (sparse/tree.h) of its own, so each field has its own
+ * topology as each grid of a VDB file does, or one tree shared by a group of fields declared
+ * together (eng_field_declare_group), which then share their topology as Taichi's place(a, b)
+ * does. This file is the host's view of it: block copies in and out, voxel reads, statistics. */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
 #include "sparse/tree.h"
@@ -19,7 +20,10 @@ struct eng_field {
     char *name;
     char *layout;    /* the layout as declared ("" = default) */
     int comps;
-    plm_tree *tree;
+    plm_tree *tree;  /* destroyed by the field that owns it (the group's first) */
+    int owns_tree;
+    int group_n;     /* fields placed in the tree (1: the field alone) */
+    int group_first; /* ctx->fields index of the tree's first field */
     int fid;         /* the field's id inside its tree */
     int leaf;        /* leaf SNode (its cells are voxels) */
     int leaf_kind;   /* PLM_RT_DENSE or PLM_RT_BITMASKED: per-voxel activity only for the latter */
@@ -64,6 +68,7 @@ static int make_ir_info(eng_field *f)
         }
     }
     in->dim = (uint8_t)dim;
+    in->tree_key = f->group_n > 1 ? (uint32_t)f->group_first + 1u : 0u;
     ir_field_info_set_geometry(in, &lay->cfg, f->fid);
     return 0;
 }
@@ -93,84 +98,147 @@ const char *eng_default_layout(int dim)
     }
 }
 
-int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
+static const char *base_layout(const eng_field_desc *d)
 {
-    const char *base = desc->layout && desc->layout[0] ? desc->layout : PLM_LAYOUT_DEFAULT;
-    if (strstr(base, "place"))
-        return eng_fail(ctx, ENG_EINVAL,
-                        "field '%s': the layout names SNodes only; Plume places the field itself "
-                        "(remove 'place(...)')", desc->name);
-    eng_field *f = calloc(1, sizeof *f);
-    size_t n = strlen(base) + 32;
-    char *text = malloc(n);
-    if (!f || !text) {
-        free(f);
-        free(text);
+    return d->layout && d->layout[0] ? d->layout : PLM_LAYOUT_DEFAULT;
+}
+
+/* One tree with the fields placed v0, v1, ... in declaration order (struct of arrays, so each
+ * field's block is still one contiguous run a VDB leaf copies into). */
+static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, plm_tree **tree,
+                     void **arena)
+{
+    const char *base = base_layout(&d[0]);
+    size_t len = strlen(base) + 16 + (size_t)n * 12;
+    char *text = malloc(len);
+    if (!text)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    }
-    snprintf(text, n, "%s.place(v%s)", base, desc->type == ENG_VEC3 ? ":vec3" : "");
+    size_t at = (size_t)snprintf(text, len, "%s.place(", base);
+    for (int i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, len - at, "%sv%d%s", i ? ", " : "", i,
+                               d[i].type == ENG_VEC3 ? ":vec3" : "");
+    snprintf(text + at, len - at, ")");
     char err[512];
     int made;
+    *arena = NULL;
 #if PLUME_HAVE_KERNELS
     if (ctx->cuda) {
         /* On a GPU the tree lives in a slice of the device pool, which both sides address. */
         uint64_t bytes = 0;
-        if (eng_cuda_arena_take(ctx->cuda, &f->arena, &bytes, err, sizeof err) != 0) {
+        if (eng_cuda_arena_take(ctx->cuda, arena, &bytes, err, sizeof err) != 0) {
             free(text);
-            free(f);
-            return eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", desc->name, err);
+            return eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", d[0].name, err);
         }
-        made = plm_tree_create_in(text, f->arena, bytes < ctx->budget ? bytes : ctx->budget,
-                                  &f->tree, err, sizeof err);
+        made = plm_tree_create_in(text, *arena, bytes < ctx->budget ? bytes : ctx->budget, tree,
+                                  err, sizeof err);
         /* list(root) is made once, here: GPU tasks never rewrite it (cuda_rt_kernels.c). */
         if (made == 0)
-            plm_rt_listgen_root(plm_tree_runtime(f->tree));
+            plm_rt_listgen_root(plm_tree_runtime(*tree));
         else
-            eng_cuda_arena_give(ctx->cuda, f->arena);
+            eng_cuda_arena_give(ctx->cuda, *arena);
     } else
 #endif
-        made = plm_tree_create(text, ctx->budget, &f->tree, err, sizeof err);
-    if (made != 0) {
-        free(text);
-        free(f);
-        /* Columns count in the text as declared: the appended place() comes after it. */
-        return eng_fail(ctx, ENG_EINVAL, "field '%s': layout \"%s\": %s", desc->name, base, err);
-    }
+        made = plm_tree_create(text, ctx->budget, tree, err, sizeof err);
     free(text);
-    f->desc = *desc;
-    f->name = strdup(desc->name);
-    f->layout = strdup(desc->layout ? desc->layout : "");
-    f->desc.name = f->name;
-    f->desc.layout = f->layout;
-    f->comps = desc->type == ENG_VEC3 ? 3 : 1;
-    f->fid = plm_tree_field(f->tree, "v");
-    const plm_layout *lay = plm_tree_layout(f->tree);
-    f->leaf = lay->cfg.fields[f->fid].snode;
-    f->leaf_kind = lay->cfg.snodes[f->leaf].kind;
-    f->blocks_ok = plm_tree_block_shape(f->tree, f->fid, &f->shape) == 0 && f->shape.dims[0] == 8 &&
-                   f->shape.dims[1] == 8 && f->shape.dims[2] == 8 && f->shape.stride == f->comps;
-    plm_tree_set_background(f->tree, f->fid, desc->background);
-    if (!f->name || !f->layout) {
-        eng_field_free(f);
-        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    }
-    f->ctx = ctx;
-    f->id = ctx->nfields;
-#if PLUME_HAVE_KERNELS
-    f->info_ok = make_ir_info(f) == 0;
-#endif
-    *out = f;
+    if (made != 0)
+        /* Columns count in the text as declared: the appended place() comes after it. */
+        return eng_fail(ctx, ENG_EINVAL, "field '%s': layout \"%s\": %s", d[0].name, base, err);
     return ENG_OK;
+}
+
+int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out)
+{
+    if (n < 1 || n > PLM_RT_MAX_FIELDS)
+        return eng_fail(ctx, ENG_EINVAL, "a group places 1 to %d fields, not %d", PLM_RT_MAX_FIELDS, n);
+    for (int i = 0; i < n; i++) {
+        if (strstr(base_layout(&descs[i]), "place"))
+            return eng_fail(ctx, ENG_EINVAL,
+                            "field '%s': the layout names SNodes only; Plume places the field itself "
+                            "(remove 'place(...)')", descs[i].name);
+        if (strcmp(base_layout(&descs[i]), base_layout(&descs[0])))
+            return eng_fail(ctx, ENG_EINVAL,
+                            "field '%s': fields placed in one tree need one layout; '%s' has \"%s\", "
+                            "this one \"%s\"", descs[i].name, descs[0].name, base_layout(&descs[0]),
+                            base_layout(&descs[i]));
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    plm_tree *tree = NULL;
+    void *arena = NULL;
+    int rc = make_tree(ctx, descs, n, &tree, &arena);
+    if (rc)
+        return rc;
+    int first = ctx->nfields;
+    for (int i = 0; i < n; i++) {
+        const eng_field_desc *desc = &descs[i];
+        eng_field *f = calloc(1, sizeof *f);
+        if (!f) {
+            rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+            break;
+        }
+        out[i] = f;
+        f->desc = *desc;
+        f->name = strdup(desc->name);
+        f->layout = strdup(desc->layout ? desc->layout : "");
+        f->desc.name = f->name;
+        f->desc.layout = f->layout;
+        f->ctx = ctx;
+        f->tree = tree;
+        f->owns_tree = i == 0;
+        f->arena = i == 0 ? arena : NULL;
+        f->group_n = n;
+        f->group_first = first;
+        f->id = first + i;
+        if (!f->name || !f->layout) {
+            rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+            break;
+        }
+        f->comps = desc->type == ENG_VEC3 ? 3 : 1;
+        char vname[16];
+        snprintf(vname, sizeof vname, "v%d", i);
+        f->fid = plm_tree_field(tree, vname);
+        const plm_layout *lay = plm_tree_layout(tree);
+        f->leaf = lay->cfg.fields[f->fid].snode;
+        f->leaf_kind = lay->cfg.snodes[f->leaf].kind;
+        f->blocks_ok = plm_tree_block_shape(tree, f->fid, &f->shape) == 0 && f->shape.dims[0] == 8 &&
+                       f->shape.dims[1] == 8 && f->shape.dims[2] == 8 && f->shape.stride == f->comps;
+        plm_tree_set_background(tree, f->fid, desc->background);
+#if PLUME_HAVE_KERNELS
+        f->info_ok = make_ir_info(f) == 0;
+#endif
+    }
+    if (rc) {
+        /* the first field owns the tree: free the others first */
+        int owner_made = out[0] != NULL;
+        for (int i = n - 1; i >= 0; i--) {
+            eng_field_free(out[i]);
+            out[i] = NULL;
+        }
+        if (!owner_made) {
+            plm_tree_destroy(tree);
+#if PLUME_HAVE_KERNELS
+            if (arena)
+                eng_cuda_arena_give(ctx->cuda, arena);
+#endif
+        }
+    }
+    return rc;
+}
+
+int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
+{
+    *out = NULL;
+    return eng_field_new_group(ctx, desc, 1, out);
 }
 
 void eng_field_free(eng_field *f)
 {
     if (!f)
         return;
-    if (f->tree)
+    if (f->tree && f->owns_tree)
         plm_tree_destroy(f->tree);
 #if PLUME_HAVE_KERNELS
-    if (f->arena && f->ctx && f->ctx->cuda)
+    if (f->owns_tree && f->arena && f->ctx && f->ctx->cuda)
         eng_cuda_arena_give(f->ctx->cuda, f->arena);
 #endif
     free(f->name);
@@ -190,6 +258,8 @@ const ir_field_info *eng_field_ir_info(const eng_field *f) { return f->info_ok ?
 
 uint64_t eng_field_bytes(eng_field *f)
 {
+    if (!f->owns_tree)
+        return 0; /* the group's first field counts the tree */
     plm_tree_stats s;
     plm_tree_stats_get(f->tree, &s);
     return s.bytes_in_use;
@@ -402,8 +472,38 @@ uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap)
     return k;
 }
 
+typedef struct fill_ctx {
+    const eng_field *f;
+    plm_block_shape sh;
+} fill_ctx;
+
+static int fill_block(void *user, const int32_t origin[3], float *data)
+{
+    (void)origin;
+    const fill_ctx *c = user;
+    for (int32_t n = 0; n < c->sh.voxels; n++)
+        for (int k = 0; k < c->f->comps; k++)
+            data[(size_t)n * (size_t)c->sh.stride + (size_t)k] = c->f->desc.background[k];
+    return 0;
+}
+
+int eng_field_shares_tree(const eng_field *f) { return f->group_n > 1; }
+
+void eng_field_fill_background(eng_context *ctx, eng_field *f)
+{
+    if (eng_host_write(ctx, f) != ENG_OK)
+        return;
+    fill_ctx c = {f, {{0, 0, 0}, 0, 0, 0, 0}};
+    if (plm_tree_block_shape(f->tree, f->fid, &c.sh) == 0)
+        plm_tree_foreach_block(f->tree, f->fid, fill_block, &c);
+}
+
 void eng_field_clear(eng_context *ctx, eng_field *f)
 {
+    if (f->group_n > 1) {
+        eng_field_fill_background(ctx, f);
+        return;
+    }
     eng_host_write(ctx, f);
     uint64_t n = eng_field_block_count(f);
     int32_t *o = malloc((size_t)(n ? n : 1) * 3 * sizeof *o);

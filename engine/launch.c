@@ -108,17 +108,24 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
     return ENG_OK;
 }
 
-/* A list or gc task touches one SNode of one field: as the SFG sees it, it is that SNode's task
- * whichever kernel made it, so it keeps only that field's slot (and no arguments). Identical
- * listgens of different kernels then hash alike, which is what list-generation removal needs. */
-static passes_bound *bind_runtime_task(const ir_task *t, const uint32_t *ids)
+/* A list or gc task touches one SNode of one tree: as the SFG sees it, it is that SNode's task
+ * whichever kernel made it, so it keeps one slot (and no arguments), bound to the tree's first
+ * field whichever field of the tree the kernel named. Identical listgens of different kernels
+ * then hash alike, which is what list-generation removal needs. */
+static passes_bound *bind_runtime_task(eng_context *ctx, const ir_task *t, const uint32_t *ids)
 {
-    ir_task *c = ir_task_new(t->kind, t->name, &t->fields[t->field], 1, NULL, 0);
+    uint32_t id = ids[t->field], key = t->fields[t->field].tree_key;
+    const ir_field_info *info = &t->fields[t->field];
+    if (key && key - 1 < (uint32_t)ctx->nfields && eng_field_ir_info(ctx->fields[key - 1])) {
+        id = key - 1;
+        info = eng_field_ir_info(ctx->fields[id]);
+    }
+    ir_task *c = ir_task_new(t->kind, t->name, info, 1, NULL, 0);
     if (!c)
         return NULL;
     c->field = 0;
     c->level = t->level;
-    return passes_bound_adopt(c, &ids[t->field], 1, 0);
+    return passes_bound_adopt(c, &id, 1, 0);
 }
 
 static int bind(eng_context *ctx, eng_kernel *k, eng_spec *s, const uint32_t *ids,
@@ -143,7 +150,7 @@ static int bind(eng_context *ctx, eng_kernel *k, eng_spec *s, const uint32_t *id
         const ir_task *task = s->tasks[t];
         int runtime = task->kind == IR_TASK_CLEAR_LIST || task->kind == IR_TASK_LISTGEN ||
                       task->kind == IR_TASK_GC;
-        passes_bound *pb = runtime ? bind_runtime_task(task, ids)
+        passes_bound *pb = runtime ? bind_runtime_task(ctx, task, ids)
                                    : passes_bound_create(task, ids, s->nfields, s->gtmp_state);
         if (!pb) {
             free(b->irs);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
 #include "engine/passes/passes.h"
+#include "engine/sfg/sfg_ir_meta.h"
 #include "engine/exec_cuda.h"
 #include "sparse/bitcode.h"
 
@@ -205,14 +206,15 @@ int eng_host_write(eng_context *ctx, eng_field *f)
     if (rc || !ctx->runtime_ready || ctx->in_exec)
         return rc;
     /* Every state of the field may change: its values and each level's mask, list and
-     * allocator (ids as engine/sfg/sfg_ir_meta.h names them). */
+     * allocator of its tree (ids as engine/sfg/sfg_ir_meta.h names them). */
     const ir_field_info *info = eng_field_ir_info(f);
     uint32_t id = (uint32_t)eng_field_id(f);
+    uint32_t tree = info && info->tree_key ? info->tree_key - 1 : id;
     sfg_state st[1 + 3 * IR_MAX_LEVELS];
     uint32_t n = 0;
     st[n++] = SFG_STATE(SFG_VALUE, id);
     for (uint32_t l = 1; info && l < info->nlevels; l++) {
-        uint32_t sn = id * 16 + l;
+        uint32_t sn = SFG_SNODE_ID(tree, l);
         st[n++] = SFG_STATE(SFG_MASK, sn);
         st[n++] = SFG_STATE(SFG_LIST, sn);
         st[n++] = SFG_STATE(SFG_ALLOC, sn);

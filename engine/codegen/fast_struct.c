@@ -78,6 +78,15 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
     slot_use u;
     memset(&u, 0, sizeof u);
     ir_walk(t->body, note_use, &u);
+    /* Slots placed in one tree share its cells: a deactivation or an activity query through one
+     * concerns them all. (Activation does not: a cell a sibling activates holds this slot's
+     * background, as an inactive one reads.) */
+    for (uint32_t s = 0; s < t->nfields && s < 64; s++)
+        for (uint32_t j = 0; j < t->nfields && j < 64; j++)
+            if (j != s && ir_same_tree(t, s, j)) {
+                u.deact[s] |= u.deact[j];
+                u.query[s] |= u.query[j];
+            }
     /* A read of a field the task also writes qualifies when every access to that field is at
      * c = 0 and one of them is a write chain (not an activate() call): it then shares that
      * write's block, so it sees what earlier statements of the same cell wrote. */

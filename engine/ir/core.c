@@ -40,6 +40,15 @@ int ir_level_is_sparse(const ir_level *l)
     return l->kind == IR_KIND_POINTER || l->kind == IR_KIND_BITMASKED || l->kind == IR_KIND_DYNAMIC;
 }
 
+int ir_same_tree(const ir_task *t, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return 1;
+    if (a >= t->nfields || b >= t->nfields)
+        return 0;
+    return t->fields[a].tree_key && t->fields[a].tree_key == t->fields[b].tree_key;
+}
+
 int ir_level_has_alloc(const ir_level *l)
 {
     return l->kind == IR_KIND_POINTER || l->kind == IR_KIND_DYNAMIC;

@@ -117,6 +117,11 @@ typedef struct ir_field_info {
     uint8_t nlevels;     /* 1..IR_MAX_LEVELS, root included */
     uint8_t place_known; /* place_offset and place_stride hold the runtime's plm_rt_field values */
     uint64_t place_offset, place_stride;
+    /* 0: the field has an SNode tree of its own. Otherwise fields with the same tree_key are
+     * placed in one tree (place(a, b, ...)): they share every level's cells, hence masks,
+     * lists and allocators, and differ only in place_offset. The key is the engine's; the IR
+     * compares keys only (the hash sees which slots share, not the key). */
+    uint32_t tree_key;
     ir_level levels[IR_MAX_LEVELS];
 } ir_field_info;
 
@@ -367,6 +372,9 @@ struct ir_task {
 ir_task *ir_task_new(int kind, const char *name, const ir_field_info *fields, uint32_t nfields,
                      const ir_type *arg_types, uint32_t nargs);
 void ir_task_free(ir_task *t);
+/* 1 when slots a and b name the same SNode tree (the same slot, or equal non-zero tree_key):
+ * their cells at one index are the same cells. */
+int ir_same_tree(const ir_task *t, uint32_t a, uint32_t b);
 /* Bytes held by the task's arena. */
 size_t ir_task_bytes(const ir_task *t);
 

@@ -68,6 +68,7 @@ typedef struct cctx {
     uint32_t nbuckets;
     uint64_t counter; /* fresh epoch numbers */
     int distinct;     /* ir_task.distinct_slots */
+    const ir_task *t; /* for slots placed in one tree: they share a mask epoch */
     epochs ep;        /* current epochs */
     int changed;
 } cctx;
@@ -199,6 +200,15 @@ static int slot_of(const cctx *c, uint32_t field)
     return field < CSE_SLOTS ? (int)field : CSE_SLOTS - 1;
 }
 
+/* Slots placed in one tree have one mask: its epoch is kept under the lowest such slot. */
+static int mask_slot_of(const cctx *c, uint32_t field)
+{
+    for (uint32_t j = 0; j < field; j++)
+        if (ir_same_tree(c->t, field, j))
+            return slot_of(c, j);
+    return slot_of(c, field);
+}
+
 /* The epoch a load's value depends on: that of the memory its pointer names. */
 static uint64_t load_epoch(const cctx *c, const ir_stmt *s)
 {
@@ -215,7 +225,7 @@ static uint64_t load_epoch(const cctx *c, const ir_stmt *s)
 static uint64_t epoch_for(const cctx *c, const ir_stmt *s, int kind)
 {
     switch (kind) {
-    case K_MASK: return c->ep.mask[slot_of(c, s->field)];
+    case K_MASK: return c->ep.mask[mask_slot_of(c, s->field)];
     case K_MEM: return load_epoch(c, s);
     case K_ACTIVE: return c->ep.deact;
     default: return 0;
@@ -225,7 +235,7 @@ static uint64_t epoch_for(const cctx *c, const ir_stmt *s, int kind)
 static void touch_field(const cctx *c, effects *e, uint32_t field)
 {
     e->vals |= 1ull << slot_of(c, field);
-    e->masks |= 1ull << slot_of(c, field);
+    e->masks |= 1ull << mask_slot_of(c, field);
 }
 
 /* what a store or an atomic through pointer p changes */
@@ -409,6 +419,7 @@ int opt_cse(ir_task *t)
     uint32_t n = ir_task_number(t);
     cctx c = {0};
     c.distinct = t->distinct_slots;
+    c.t = t;
     c.cap = 2 * n + 2;
     c.nbuckets = 64;
     while (c.nbuckets < 2 * n)

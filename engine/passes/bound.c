@@ -60,6 +60,12 @@ passes_bound *passes_bound_clone(const passes_bound *b)
     return passes_bound_create(b->task, b->field_id, b->nfields, b->gtmp_state);
 }
 
+uint32_t pass_tree_id(const passes_bound *b, uint32_t slot)
+{
+    uint32_t key = b->task->fields[slot].tree_key;
+    return key ? key - 1 : b->field_id[slot];
+}
+
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);

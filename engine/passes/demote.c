@@ -1,11 +1,11 @@
 /* Activation demotion for the SFG: it proved the cells of one SNode active, so every
- * activation of that level becomes a plain lookup. Recorded as the level's `demoted` bit on
+ * activation of that level (through any field placed in its tree) becomes a plain lookup. Recorded as the level's `demoted` bit on
  * the unlowered accesses; access lowering then emits activate = 0 for that level. */
 #include "engine/passes/passes_internal.h"
 
 typedef struct demote_ctx {
     const passes_bound *b;
-    uint32_t field_id, level;
+    uint32_t tree_id, level;
     int changed;
 } demote_ctx;
 
@@ -14,7 +14,7 @@ static int visit(ir_stmt *s, void *ud)
     demote_ctx *c = ud;
     if (s->op != IR_GLOBAL_PTR && s->op != IR_ACTIVATE)
         return 0;
-    if (s->field >= c->b->nfields || c->b->field_id[s->field] != c->field_id)
+    if (s->field >= c->b->nfields || pass_tree_id(c->b, s->field) != c->tree_id)
         return 0;
     const ir_field_info *f = &c->b->task->fields[s->field];
     if (c->level >= f->nlevels || !ir_level_is_sparse(&f->levels[c->level]))

@@ -85,8 +85,11 @@ static int compatible(const passes_bound *a, const passes_bound *b)
     }
     if (ta->field >= a->nfields || tb->field >= b->nfields)
         return 0;
-    return a->field_id[ta->field] == b->field_id[tb->field] && ta->level == tb->level &&
-           same_field(&ta->fields[ta->field], &tb->fields[tb->field]);
+    /* loops over one tree (through any field placed in it) visit the same cells */
+    const ir_field_info *fa = &ta->fields[ta->field], *fb = &tb->fields[tb->field];
+    return pass_tree_id(a, ta->field) == pass_tree_id(b, tb->field) && ta->level == tb->level &&
+           fa->nlevels == fb->nlevels && fa->dim == fb->dim &&
+           memcmp(fa->levels, fb->levels, fa->nlevels * sizeof *fa->levels) == 0;
 }
 
 static int count_stmt(ir_stmt *s, void *ud)

@@ -209,9 +209,11 @@ static int find_gc(ir_stmt *s, void *ud)
 
 /* Inside a struct_for over slot f, the element f[I] at exactly the loop index is active: the
  * loop visits active elements only. Writing it needs no activation on any level, which keeps
- * masks out of the task's writes (the SFG can then keep lists and fuse). Not when the task
- * deactivates cells of f: another iteration could free the block under the write. */
+ * masks out of the task's writes (the SFG can then keep lists and fuse). The same holds for
+ * g[I] when g is placed in f's tree (its cells are f's). Not when the task deactivates cells of
+ * that tree: another iteration could free the block under the write. */
 typedef struct own_ctx {
+    const ir_task *t;
     const ir_stmt *loop;
     uint32_t bits;
     int deactivates;
@@ -220,7 +222,8 @@ typedef struct own_ctx {
 static int find_deactivate(ir_stmt *s, void *ud)
 {
     own_ctx *c = ud;
-    if ((s->op == IR_DEACTIVATE || s->op == IR_SN_DEACTIVATE) && s->field == c->loop->field)
+    if ((s->op == IR_DEACTIVATE || s->op == IR_SN_DEACTIVATE) &&
+        ir_same_tree(c->t, s->field, c->loop->field))
         c->deactivates = 1;
     return 0;
 }
@@ -228,7 +231,8 @@ static int find_deactivate(ir_stmt *s, void *ud)
 static int demote_own(ir_stmt *s, void *ud)
 {
     own_ctx *c = ud;
-    if ((s->op != IR_GLOBAL_PTR && s->op != IR_ACTIVATE) || s->field != c->loop->field)
+    if ((s->op != IR_GLOBAL_PTR && s->op != IR_ACTIVATE) ||
+        !ir_same_tree(c->t, s->field, c->loop->field))
         return 0;
     for (int i = 0; i < s->nargs; i++) {
         const ir_stmt *a = s->arg[i];
@@ -243,7 +247,7 @@ static void demote_own_elements(ir_task *t)
 {
     ir_stmt *loop = t->body->last;
     const ir_field_info *f = &t->fields[loop->field];
-    own_ctx c = {loop, 0, 0};
+    own_ctx c = {t, loop, 0, 0};
     for (int l = 1; l < f->nlevels; l++)
         if (ir_level_is_sparse(&f->levels[l]))
             c.bits |= 1u << l;

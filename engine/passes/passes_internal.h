@@ -29,6 +29,11 @@ int pass_uses_gtmp(const ir_task *t);
  * store (demote_atomics.c). Unlowered IR; metadata computed when missing. 0 or -1 (memory). */
 int pass_demote_atomics(ir_task *t, uint32_t *demoted);
 
+/* The tree a bound slot's field lives in, as the SFG names trees (engine/sfg/sfg_ir_meta.h):
+ * tree_key - 1 for fields placed together (the engine keys a tree by its first field's id
+ * plus one), else the field's own id. */
+uint32_t pass_tree_id(const passes_bound *b, uint32_t slot);
+
 /* Copies t (metadata included) or returns NULL. */
 ir_task *pass_clone(const ir_task *t);
 

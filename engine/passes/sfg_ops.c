@@ -27,7 +27,10 @@ static int op_meta(void *ud, const void *ir, sfg_task_meta *out)
         b->meta_buf = g;
         b->meta_cap = need;
     }
-    sfg_ir_binding bind = {b->field_id, b->nfields, b->gtmp_state};
+    uint32_t trees[PASSES_MAX_SLOTS];
+    for (uint32_t i = 0; i < b->nfields && i < PASSES_MAX_SLOTS; i++)
+        trees[i] = pass_tree_id(b, i);
+    sfg_ir_binding bind = {b->field_id, b->nfields, b->gtmp_state, trees};
     int rc = sfg_meta_from_ir(&b->task->meta, &bind, b->meta_buf, b->meta_cap, out);
     if (rc == SFG_OK)
         out->family = ir_task_hash(b->task);

@@ -15,6 +15,8 @@ static int snode_of(const sfg_ir_binding *b, uint32_t slot, uint32_t level, uint
     uint32_t f;
     if (level >= 16 || field_of(b, slot, &f))
         return SFG_EINVAL;
+    if (b->tree_id)
+        f = b->tree_id[slot];
     *id = SFG_SNODE_ID(f, level);
     return SFG_OK;
 }
