@@ -8,6 +8,7 @@
 #include "engine/passes/passes.h"
 #include "sparse/tree.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +18,24 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* PLUME_IR_DUMP=dir: each task's IR as code generation gets it, in dir/<hash>.ir, for a kernel
+ * author asking what the optimizer made of a fused or demoted task. Best effort. */
+static void dump_ir(const sfg_exec_task *t, ir_task *low)
+{
+    const char *dir = getenv("PLUME_IR_DUMP");
+    if (!dir || !dir[0])
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%016llx.ir", dir, (unsigned long long)t->ir.hash);
+    char *text = ir_print_task(low);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f, "# task %s\n%s", t->name ? t->name : "?", text);
+        fclose(f);
+    }
+    free(text);
 }
 
 int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *fresh)
@@ -42,6 +61,7 @@ int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *
     c->lowered = low;
     *out = c;
     *fresh = 1;
+    dump_ir(t, low);
     return ENG_OK;
 }
 

@@ -253,6 +253,17 @@ static void touch_ptr(const cctx *c, effects *e, const ir_stmt *p)
         e->all = 1;
 }
 
+/* An activating lookup changes a mask only on a level that has one: the cells of a dense level
+ * exist with their container (the flag then only says the pointer is not NULL). Counting it
+ * anyway would end, after every store, the lookups of fields placed in the same tree. */
+static int activates_cells(const cctx *c, const ir_stmt *s)
+{
+    if (s->field >= c->t->nfields)
+        return 1;
+    const ir_field_info *f = &c->t->fields[s->field];
+    return s->level >= f->nlevels || ir_level_is_sparse(&f->levels[s->level]);
+}
+
 typedef struct effect_walk {
     const cctx *c;
     effects *e;
@@ -273,7 +284,7 @@ static int effect_visit(ir_stmt *s, void *ud)
         touch_field(w->c, w->e, s->field);
         break;
     case IR_SN_LOOKUP: case IR_SN_FIELD_PTR:
-        if (s->activate)
+        if (s->activate && activates_cells(w->c, s))
             touch_field(w->c, w->e, s->field);
         break;
     case IR_IF: case IR_RANGE_FOR: case IR_STRUCT_FOR: case IR_WHILE: case IR_BREAK:

@@ -75,12 +75,16 @@ static int mc_setup(sfgb_run *r)
 {
     const char *nm[14] = {"q1", "q2", "q3", "dom", "f1", "f2", "f3", "b1", "b2", "b3",
                           "n1", "n2", "n3", "u"};
+    eng_type ty[14];
     sfgb_check *chk = r->user;
     for (int i = 0; i < 14; i++) {
-        if (!sfgb_field(r, i, nm[i], "", i == 13 ? ENG_VEC3 : ENG_F32, 0, 1))
-            return 1;
+        ty[i] = i == 13 ? ENG_VEC3 : ENG_F32;
         chk->dim[i] = 3;
     }
+    /* one tree for all, as a Taichi solver places its fields in one SNode: the fused task's
+     * three samples then walk one tree (PLUME_BENCH_TREES=separate: a tree per field) */
+    if (sfgb_group(r, 0, nm, 14, "", ty))
+        return 1;
     if (sfgb_compile(r, mc_src))
         return 1;
     char args[64];

@@ -114,10 +114,11 @@ static int fill_step(sfgb_run *r, int rep)
 
 /* ---- sparse_saxpy: saxpy kernels over sparse 2-D fields ------------------------------------
  *
- * As in AsyncTaichi's benchmark source: x and y in 2-D pointer blocks of 32^2, 4 x 4 blocks
- * (CPU scale 2), a quarter of them written by a range loop each repetition, then six
- * y = alpha x + y struct-fors over x with the roles of the two fields swapped between them.
- * Small on purpose: the case measures launches and list generations more than arithmetic. */
+ * As in AsyncTaichi's benchmark source: x and y placed in one tree of 2-D pointer blocks of
+ * 32^2, 4 x 4 blocks (CPU scale 2), a quarter of them written by a range loop each repetition,
+ * then six y = alpha x + y struct-fors over x with the roles of the two fields swapped between
+ * them. Small on purpose: the case measures launches and list generations more than
+ * arithmetic. */
 
 static const char *saxpy_src =
     "kernel initialize(field<f32, 2> a) {\n"
@@ -132,11 +133,10 @@ static const char *saxpy_src =
 static int saxpy_setup(sfgb_run *r)
 {
     const char *nm[2] = {"a", "b"};
-    for (int i = 0; i < 2; i++) {
-        if (!sfgb_field(r, i, nm[i], "pointer(ij,4).dense(ij,32)", ENG_F32, 0, 1))
-            return 1;
+    if (sfgb_group(r, 0, nm, 2, "pointer(ij,4).dense(ij,32)", NULL))
+        return 1;
+    for (int i = 0; i < 2; i++)
         check_dim(r, i, 2, 128);
-    }
     return sfgb_compile(r, saxpy_src);
 }
 static int saxpy_step(sfgb_run *r, int rep)
@@ -326,9 +326,9 @@ static int mpm_step(sfgb_run *r, int rep)
  * As in AsyncTaichi's benchmark source (benchmarks/async_advection.py): dense 256^2 fields, a
  * rotating velocity field sampled bilinearly along RK3 paths, the three components of x
  * advected by one semi-Lagrangian kernel each, then copied back in one kernel. The three
- * advections trace the same paths, which is what fusion can share. Taichi's components share
- * one SNode and its loops iterate it; here each field has a tree of its own, so every loop
- * iterates the velocity's (all dense, the same cells). */
+ * advections trace the same paths, which is what fusion can share. As Taichi's components
+ * share one SNode, the fields are placed in one tree; the loops iterate the velocity's
+ * field. */
 
 static const char *adv_src =
     "const f32 DX = 1.0 / 256.0;\n"
@@ -380,12 +380,10 @@ static const char *adv_src =
 static int adv_setup(sfgb_run *r)
 {
     const char *nm[8] = {"x0", "x1", "x2", "n0", "n1", "n2", "vx", "vy"};
-    for (int i = 0; i < 8; i++) {
-        if (!sfgb_field(r, i, nm[i], "dense(ij,256)", ENG_F32, 0, 1))
-            return 1;
-        if (i < 3)
-            check_dim(r, i, 2, 256);
-    }
+    if (sfgb_group(r, 0, nm, 8, "dense(ij,256)", NULL))
+        return 1;
+    for (int i = 0; i < 3; i++)
+        check_dim(r, i, 2, 256);
     if (sfgb_compile(r, adv_src))
         return 1;
     return sfgb_launch(r, "init", "f6 f7 f0 f1 f2") || sync_or_fail(r);

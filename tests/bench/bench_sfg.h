@@ -74,6 +74,35 @@ static inline eng_field *sfgb_field(sfgb_run *r, int slot, const char *name, con
     return f;
 }
 
+/* Fields slot0 .. slot0 + n - 1 placed in one tree (eng_field_declare_group), as the Taichi
+ * benchmarks place fields together in one SNode; with PLUME_BENCH_TREES=separate each gets a
+ * tree of its own instead, to measure what placing them together gives. types NULL: all f32.
+ * 0, or 1 with the message printed. */
+static inline int sfgb_group(sfgb_run *r, int slot0, const char *const *names, int n,
+                             const char *layout, const eng_type *types)
+{
+    const char *sep = getenv("PLUME_BENCH_TREES");
+    if (sep && !strcmp(sep, "separate")) {
+        for (int i = 0; i < n; i++)
+            if (!sfgb_field(r, slot0 + i, names[i], layout, types ? types[i] : ENG_F32, 0, 1))
+                return 1;
+        return 0;
+    }
+    eng_field_desc d[SFGB_MAX_FIELDS];
+    if (n > SFGB_MAX_FIELDS || slot0 + n > SFGB_MAX_FIELDS)
+        return sfgb_fail(r, "too many fields in a group");
+    memset(d, 0, sizeof d);
+    for (int i = 0; i < n; i++) {
+        d[i].name = names[i];
+        d[i].type = types ? types[i] : ENG_F32;
+        d[i].layout = layout;
+        d[i].voxel_size = 1.0;
+    }
+    if (eng_field_declare_group(r->ctx, d, n, &r->f[slot0]) != ENG_OK)
+        return sfgb_fail(r, names[0]);
+    return 0;
+}
+
 static inline int sfgb_compile(sfgb_run *r, const char *src)
 {
     if (eng_program_compile(r->ctx, "bench.pk", src, strlen(src), &r->prog) != ENG_OK)
