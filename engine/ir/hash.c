@@ -70,7 +70,9 @@ static void put_bytes(words *ws, const void *p, size_t n)
     put(ws, acc);
 }
 
-static int stream(ir_task *t, words *ws)
+/* family: leave out where each field sits in its tree's cells (place_offset), so one kernel
+ * launched on fields placed side by side in one tree streams alike. */
+static int stream(ir_task *t, words *ws, int family)
 {
     ir_task_number(t);
     put(ws, (uint64_t)t->kind | (uint64_t)t->field << 8 | (uint64_t)t->level << 24);
@@ -82,7 +84,7 @@ static int stream(ir_task *t, words *ws)
                     (uint64_t)f->nlevels << 24);
         /* the geometry too (ir_geom): code folds it in */
         put(ws, f->place_known);
-        put(ws, f->place_offset);
+        put(ws, family ? 0 : f->place_offset);
         put(ws, f->place_stride);
         /* which earlier slot shares the tree (code differs), not the engine's key */
         uint32_t share = i;
@@ -100,11 +102,11 @@ static int stream(ir_task *t, words *ws)
     return ws->failed ? -1 : 0;
 }
 
-uint64_t ir_task_hash(ir_task *t)
+static uint64_t hash_of(ir_task *t, int family)
 {
     words ws = {0};
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    if (stream(t, &ws) == 0) {
+    if (stream(t, &ws, family) == 0) {
         for (size_t i = 0; i < ws.n; i++) {
             /* splitmix-style mixing of each word into the running state */
             uint64_t z = h ^ (ws.w[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
@@ -120,10 +122,13 @@ uint64_t ir_task_hash(ir_task *t)
     return h;
 }
 
+uint64_t ir_task_hash(ir_task *t) { return hash_of(t, 0); }
+uint64_t ir_task_family_hash(ir_task *t) { return hash_of(t, 1); }
+
 int ir_task_equal(ir_task *a, ir_task *b)
 {
     words wa = {0}, wb = {0};
-    int eq = stream(a, &wa) == 0 && stream(b, &wb) == 0 && wa.n == wb.n &&
+    int eq = stream(a, &wa, 0) == 0 && stream(b, &wb, 0) == 0 && wa.n == wb.n &&
              memcmp(wa.w, wb.w, wa.n * sizeof *wa.w) == 0;
     free(wa.w);
     free(wb.w);

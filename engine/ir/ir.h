@@ -492,6 +492,10 @@ int ir_verify(ir_task *t, char *err, size_t errlen);
  * it serves, field descriptors, argument types, gtmp size and the body (ops, types,
  * immediates, operands by position). Equal tasks hash equal; the name does not count. */
 uint64_t ir_task_hash(ir_task *t);
+/* The same without where each field sits among the fields of its tree (place_offset): equal for
+ * one kernel launched on different fields placed in one tree, which the SFG takes as one
+ * family when it looks for fusion partners. */
+uint64_t ir_task_family_hash(ir_task *t);
 /* 1 when a and b are structurally identical (what the hash summarizes), else 0. */
 int ir_task_equal(ir_task *a, ir_task *b);
 

@@ -33,7 +33,7 @@ static int op_meta(void *ud, const void *ir, sfg_task_meta *out)
     sfg_ir_binding bind = {b->field_id, b->nfields, b->gtmp_state, trees};
     int rc = sfg_meta_from_ir(&b->task->meta, &bind, b->meta_buf, b->meta_cap, out);
     if (rc == SFG_OK)
-        out->family = ir_task_hash(b->task);
+        out->family = ir_task_family_hash(b->task);
     return rc;
 }
 
