@@ -148,9 +148,11 @@ static int recognize(const ir_task *t, const ir_stmt *loop, int dim, const ir_st
     a->fptr = s;
     a->slot = s->field;
     a->activates = s->activate;
+    /* the walk may be named by another field placed in the same tree (lower_access.c) */
     const ir_stmt *idx = s->arg[1];
-    if (idx->op != IR_SN_INDEX || idx->field != s->field || idx->level != leaf ||
-        idx->nargs != dim)
+    int walk = idx->field;
+    if (idx->op != IR_SN_INDEX || !ir_same_tree(t, (uint32_t)walk, s->field) ||
+        idx->level != leaf || idx->nargs != dim)
         return 0;
     for (int x = 0; x < dim; x++)
         if (!index_plus_const(idx->arg[x], loop, x, &a->c[x]))
@@ -159,7 +161,7 @@ static int recognize(const ir_task *t, const ir_stmt *loop, int dim, const ir_st
     a->leaf_child = s->arg[0];
     const ir_stmt *rev[3 * IR_MAX_LEVELS + 2];
     rev[0] = idx;
-    int act = 0, n = cg_chain_up(s->arg[0], s->field, leaf, dim, &idx, rev + 1, &act);
+    int act = 0, n = cg_chain_up(s->arg[0], walk, leaf, dim, &idx, rev + 1, &act);
     if (n == 0)
         return 0;
     n++;

@@ -54,19 +54,32 @@ static int find_writes(ir_stmt *s, void *ud)
     return 0;
 }
 
+/* The slot that names the walk down a tree: the lowest slot placed in the same tree as `slot`.
+ * Fields placed together differ only in their sn_field_ptr (place offset), so their walks are
+ * one walk, which CSE then shares between them (a sample of three fields at one point looks
+ * each corner's block up once). */
+static uint32_t walk_slot(const ir_task *t, uint32_t slot)
+{
+    for (uint32_t j = 0; j < slot; j++)
+        if (ir_same_tree(t, slot, j))
+            return j;
+    return slot;
+}
+
 /* The container of `level` holding the element, activating above it per `act`. */
 static ir_stmt *container_at(ir_builder *b, const ir_stmt *s, int level, uint32_t act)
 {
     ir_stmt *idx[IR_MAX_DIM] = {0};
     for (int i = 0; i < s->nargs && i < IR_MAX_DIM; i++)
         idx[i] = s->arg[i];
-    ir_stmt *cell = ir_sn_root(b, s->field);
+    uint32_t w = walk_slot(b->task, s->field);
+    ir_stmt *cell = ir_sn_root(b, w);
     for (int l = 1; l < level; l++) {
-        ir_stmt *c = ir_sn_child(b, s->field, (uint32_t)l, cell);
-        ir_stmt *i = ir_sn_index(b, s->field, (uint32_t)l, idx);
-        cell = ir_sn_lookup(b, s->field, (uint32_t)l, (act >> l) & 1, c, i);
+        ir_stmt *c = ir_sn_child(b, w, (uint32_t)l, cell);
+        ir_stmt *i = ir_sn_index(b, w, (uint32_t)l, idx);
+        cell = ir_sn_lookup(b, w, (uint32_t)l, (act >> l) & 1, c, i);
     }
-    return ir_sn_child(b, s->field, (uint32_t)level, cell);
+    return ir_sn_child(b, w, (uint32_t)level, cell);
 }
 
 static ir_stmt *index_at(ir_builder *b, const ir_stmt *s, int level)
@@ -74,7 +87,7 @@ static ir_stmt *index_at(ir_builder *b, const ir_stmt *s, int level)
     ir_stmt *idx[IR_MAX_DIM] = {0};
     for (int i = 0; i < s->nargs && i < IR_MAX_DIM; i++)
         idx[i] = s->arg[i];
-    return ir_sn_index(b, s->field, (uint32_t)level, idx);
+    return ir_sn_index(b, walk_slot(b->task, s->field), (uint32_t)level, idx);
 }
 
 /* Returns 0, or -1 when out of memory. Sets s->repl for value-producing statements. */
