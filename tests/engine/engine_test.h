@@ -54,17 +54,25 @@ static inline eng_context *et_context(int threads)
     return ctx;
 }
 
-/* A field with the given layout ("" = the default volume layout); exits when declaring fails. */
-static inline eng_field *et_field_layout(eng_context *ctx, const char *name, const char *layout,
-                                         eng_type type, float bg)
+/* A field description: voxel size `voxel`, background bg in every component. */
+static inline eng_field_desc et_desc(const char *name, eng_type type, const char *layout,
+                                     double voxel, float bg)
 {
     eng_field_desc d;
     memset(&d, 0, sizeof d);
     d.name = name;
     d.type = type;
     d.layout = layout;
-    d.voxel_size = 0.5;
+    d.voxel_size = voxel;
     d.background[0] = d.background[1] = d.background[2] = bg;
+    return d;
+}
+
+/* A field with the given layout ("" = the default volume layout); exits when declaring fails. */
+static inline eng_field *et_field_layout(eng_context *ctx, const char *name, const char *layout,
+                                         eng_type type, float bg)
+{
+    eng_field_desc d = et_desc(name, type, layout, 0.5, bg);
     eng_field *f = NULL;
     if (eng_field_declare(ctx, &d, &f) != ENG_OK) {
         fprintf(stderr, "declaring field %s: %s\n", name, eng_error(ctx));

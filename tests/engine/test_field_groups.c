@@ -8,14 +8,7 @@
 
 static eng_field_desc desc_of(const char *name, eng_type type, const char *layout, float bg)
 {
-    eng_field_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = name;
-    d.type = type;
-    d.layout = layout;
-    d.voxel_size = 1.0;
-    d.background[0] = d.background[1] = d.background[2] = bg;
-    return d;
+    return et_desc(name, type, layout, 1.0, bg);
 }
 
 /* Three fields declared together in c; exits when that fails. */
