@@ -128,10 +128,17 @@ static int run_passes(sfg_queue *q) {
                   {SFG_PASS_DEMOTE, "demote", sfg_pass_demote},
                   {SFG_PASS_FUSION, "fusion", sfg_pass_fusion},
                   {SFG_PASS_DSE, "dse", sfg_pass_dse}};
+    /* Fusion runs its rounds until one fuses nothing, so it is at a fixpoint when it returns:
+     * it runs again only after another pass changed the graph. (The others run again after
+     * their own changes too: one removal or demotion can enable the next.) */
+    uint32_t n_changes = 0, fusion_seen = UINT32_MAX;
     for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         int any = 0;
         for (size_t p = 0; p < sizeof passes / sizeof passes[0]; p++) {
             if (q->opt.disabled_passes & passes[p].bit)
+                continue;
+            int is_fusion = passes[p].bit == SFG_PASS_FUSION;
+            if (is_fusion && fusion_seen == n_changes)
                 continue;
             int changed = 0;
             int rc = passes[p].fn(q, &changed);
@@ -140,8 +147,12 @@ static int run_passes(sfg_queue *q) {
                               rc == SFG_ENOMEM ? "out of memory" : sfg_bank_error(q->bank));
                 return rc;
             }
-            if (changed)
+            if (changed) {
                 sfg_dump(q, passes[p].name);
+                n_changes++;
+            }
+            if (is_fusion)
+                fusion_seen = n_changes;
             any |= changed;
         }
         if (!any)
