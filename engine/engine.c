@@ -107,7 +107,8 @@ static int check_desc(eng_context *ctx, const eng_field_desc *descs, int i)
     return ENG_OK;
 }
 
-int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out)
+static int declare_group(eng_context *ctx, const eng_field_desc *descs, int n, int aos,
+                         eng_field **out)
 {
     if (!descs || n < 1)
         return eng_fail(ctx, ENG_EINVAL, "a group needs at least one field");
@@ -121,7 +122,7 @@ int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory declaring field '%s'", descs[0].name);
     ctx->fields = grown;
     /* made straight into the context's array: the fields' ids are their places there */
-    int rc = eng_field_new_group(ctx, descs, n, ctx->fields + ctx->nfields);
+    int rc = eng_field_new_group(ctx, descs, n, aos, ctx->fields + ctx->nfields);
     if (rc)
         return rc;
     for (int i = 0; i < n; i++)
@@ -131,11 +132,22 @@ int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n
     return ENG_OK;
 }
 
+int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out)
+{
+    return declare_group(ctx, descs, n, 0, out);
+}
+
+int eng_field_declare_interleaved(eng_context *ctx, const eng_field_desc *descs, int n,
+                                  eng_field **out)
+{
+    return declare_group(ctx, descs, n, 1, out);
+}
+
 int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
 {
     if (!desc)
         return eng_fail(ctx, ENG_EINVAL, "a field needs a name");
-    return eng_field_declare_group(ctx, desc, 1, out);
+    return declare_group(ctx, desc, 1, 0, out);
 }
 
 int eng_field_count(const eng_context *ctx) { return ctx ? ctx->nfields : 0; }

@@ -81,6 +81,13 @@ int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **
  * leaves the cells active. The tree's memory is counted once. out receives n fields in order;
  * on failure nothing is declared. */
 int eng_field_declare_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out);
+/* The same, with the fields interleaved per voxel (one struct of all n fields per voxel, as
+ * Taichi's place() stores them): a kernel reading several of them at one voxel touches one
+ * cache line, one reading a single field wastes the rest of the line. Block reads and writes
+ * work (they copy with the stride); eng_field_block_data returns NULL for such fields (their
+ * values are not one run) and checkpoints store them cell by cell. */
+int eng_field_declare_interleaved(eng_context *ctx, const eng_field_desc *descs, int n,
+                                  eng_field **out);
 eng_field *eng_field_find(eng_context *ctx, const char *name);
 const eng_field_desc *eng_field_info(const eng_field *f);
 int eng_field_components(const eng_field *f);
@@ -102,7 +109,8 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
                           const float *values, const uint64_t *mask);
 /* Direct access to an active block's data for host-side nodes; when `create`, an inactive block
  * is activated (all 512 voxels active, filled with background). NULL when inactive and not
- * created, or when the budget is exceeded (eng_error says so). */
+ * created, when the budget is exceeded (eng_error says so), or for a field interleaved with
+ * others per voxel (eng_field_declare_interleaved). */
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create);
 void eng_field_clear(eng_context *ctx, eng_field *f);
 /* Changes what inactive voxels read as; active voxels keep their values. */
@@ -122,7 +130,8 @@ int eng_field_write(eng_context *ctx, eng_field *f, const int32_t ijk[3], const 
 /* Fields in declaration order (index 0 first); eng_field_at returns NULL out of range. */
 int eng_field_count(const eng_context *ctx);
 eng_field *eng_field_at(eng_context *ctx, int i);
-/* 1 when the field's leaf blocks are 8x8x8 voxels (the block calls above work on it). */
+/* 1 when the field's leaf blocks are 8x8x8 voxels each holding the field's values as one run
+ * (eng_field_block_data works on it; not for fields interleaved with others per voxel). */
 int eng_field_has_blocks(const eng_field *f);
 /* Any layout whose leaves are dense or bitmasked (0-D scalars, 1-D arrays, 2-D grids too):
  * calls fn for every active cell, block by block in the order of eng_field_block_origins'

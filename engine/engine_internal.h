@@ -53,9 +53,10 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
-/* n fields placed in one new tree, ids ctx->nfields .. + n - 1 (the caller appends them in that
- * order); out receives n fields or, on failure, n NULLs. */
-int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out);
+/* n fields placed in one new tree (aos: interleaved per voxel), ids ctx->nfields .. + n - 1
+ * (the caller appends them in that order); out receives n fields or, on failure, n NULLs. */
+int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, int aos,
+                        eng_field **out);
 /* 1 when the field shares its tree with others (declared in a group of two or more). */
 int eng_field_shares_tree(const eng_field *f);
 /* Sets the field's values in every active block to its background; the blocks stay active

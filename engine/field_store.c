@@ -28,6 +28,8 @@ struct eng_field {
     int leaf;        /* leaf SNode (its cells are voxels) */
     int leaf_kind;   /* PLM_RT_DENSE or PLM_RT_BITMASKED: per-voxel activity only for the latter */
     int blocks_ok;   /* leaf blocks are 8^3 voxels: host block access allowed */
+    int stride;      /* floats from one voxel's value to the next in a block (comps unless
+                      * interleaved with other fields per voxel) */
     plm_block_shape shape;
     eng_context *ctx; /* for the host hooks that order host access with queued tasks */
     int id;           /* index in ctx->fields */
@@ -103,9 +105,10 @@ static const char *base_layout(const eng_field_desc *d)
     return d->layout && d->layout[0] ? d->layout : PLM_LAYOUT_DEFAULT;
 }
 
-/* One tree with the fields placed v0, v1, ... in declaration order (struct of arrays, so each
- * field's block is still one contiguous run a VDB leaf copies into). */
-static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, plm_tree **tree,
+/* One tree with the fields placed v0, v1, ... in declaration order: struct of arrays, so each
+ * field's block is one contiguous run a VDB leaf copies into, or (aos) one struct of all fields
+ * per voxel, Taichi's place(). */
+static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, int aos, plm_tree **tree,
                      void **arena)
 {
     const char *base = base_layout(&d[0]);
@@ -113,7 +116,7 @@ static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, plm_tree 
     char *text = malloc(len);
     if (!text)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    size_t at = (size_t)snprintf(text, len, "%s.place(", base);
+    size_t at = (size_t)snprintf(text, len, "%s.%s(", base, aos ? "place_aos" : "place");
     for (int i = 0; i < n; i++)
         at += (size_t)snprintf(text + at, len - at, "%sv%d%s", i ? ", " : "", i,
                                d[i].type == ENG_VEC3 ? ":vec3" : "");
@@ -146,7 +149,8 @@ static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, plm_tree 
     return ENG_OK;
 }
 
-int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, eng_field **out)
+int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, int aos,
+                        eng_field **out)
 {
     if (n < 1 || n > PLM_RT_MAX_FIELDS)
         return eng_fail(ctx, ENG_EINVAL, "a group places 1 to %d fields, not %d", PLM_RT_MAX_FIELDS, n);
@@ -165,7 +169,7 @@ int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, en
         out[i] = NULL;
     plm_tree *tree = NULL;
     void *arena = NULL;
-    int rc = make_tree(ctx, descs, n, &tree, &arena);
+    int rc = make_tree(ctx, descs, n, aos, &tree, &arena);
     if (rc)
         return rc;
     int first = ctx->nfields;
@@ -201,7 +205,8 @@ int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, en
         f->leaf = lay->cfg.fields[f->fid].snode;
         f->leaf_kind = lay->cfg.snodes[f->leaf].kind;
         f->blocks_ok = plm_tree_block_shape(tree, f->fid, &f->shape) == 0 && f->shape.dims[0] == 8 &&
-                       f->shape.dims[1] == 8 && f->shape.dims[2] == 8 && f->shape.stride == f->comps;
+                       f->shape.dims[1] == 8 && f->shape.dims[2] == 8;
+        f->stride = f->blocks_ok ? f->shape.stride : f->comps;
         plm_tree_set_background(tree, f->fid, desc->background);
 #if PLUME_HAVE_KERNELS
         f->info_ok = make_ir_info(f) == 0;
@@ -228,7 +233,7 @@ int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, en
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out)
 {
     *out = NULL;
-    return eng_field_new_group(ctx, desc, 1, out);
+    return eng_field_new_group(ctx, desc, 1, 0, out);
 }
 
 void eng_field_free(eng_field *f)
@@ -334,8 +339,8 @@ float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin
     /* The caller may write through the pointer. */
     if (eng_host_write(ctx, f) != ENG_OK)
         return NULL;
-    if (!f->blocks_ok || !aligned_origin(origin))
-        return NULL;
+    if (!f->blocks_ok || f->stride != f->comps || !aligned_origin(origin))
+        return NULL; /* a field interleaved per voxel has no run of its own to hand out */
     float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL);
     if (data || !create)
         return data;
@@ -371,7 +376,7 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
     for (int n = 0; n < 512; n++) {
         int on = !mask || (mask[n >> 6] >> (n & 63) & 1);
         for (int c = 0; c < f->comps; c++)
-            data[n * f->comps + c] = on ? values[n * f->comps + c] : bg[c];
+            data[n * f->stride + c] = on ? values[n * f->comps + c] : bg[c];
         if (f->leaf_kind == PLM_RT_BITMASKED) {
             int32_t x = origin[0] + (n >> 6), y = origin[1] + ((n >> 3) & 7), z = origin[2] + (n & 7);
             if (on)
@@ -390,7 +395,12 @@ int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, u
                       ? plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL)
                       : NULL;
     if (data) {
-        memcpy(values, data, (size_t)f->comps * 512 * sizeof(float));
+        if (f->stride == f->comps)
+            memcpy(values, data, (size_t)f->comps * 512 * sizeof(float));
+        else
+            for (int n = 0; n < 512; n++)
+                for (int c = 0; c < f->comps; c++)
+                    values[n * f->comps + c] = data[n * f->stride + c];
         if (mask)
             block_mask(f, origin, mask);
         return 1;
@@ -527,16 +537,16 @@ static int reduce_block(void *user, const int32_t origin[3], float *data)
     reduce_ctx *r = user;
     uint64_t m[8];
     block_mask(r->f, origin, m);
-    int k = r->f->comps;
+    int k = r->f->comps, st = r->f->stride;
     for (int n = 0; n < 512; n++) {
         if (!(m[n >> 6] >> (n & 63) & 1))
             continue;
         if (r->op == ENG_REDUCE_SUM) {
-            r->acc += data[n * k];
+            r->acc += data[n * st];
         } else {
             double m2 = 0;
             for (int c = 0; c < k; c++)
-                m2 += (double)data[n * k + c] * data[n * k + c];
+                m2 += (double)data[n * st + c] * data[n * st + c];
             if (sqrt(m2) > r->acc)
                 r->acc = sqrt(m2);
         }

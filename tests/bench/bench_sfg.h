@@ -74,15 +74,17 @@ static inline eng_field *sfgb_field(sfgb_run *r, int slot, const char *name, con
     return f;
 }
 
-/* Fields slot0 .. slot0 + n - 1 placed in one tree (eng_field_declare_group), as the Taichi
- * benchmarks place fields together in one SNode; with PLUME_BENCH_TREES=separate each gets a
- * tree of its own instead, to measure what placing them together gives. types NULL: all f32.
- * 0, or 1 with the message printed. */
+/* Fields slot0 .. slot0 + n - 1 placed in one tree, as the Taichi benchmarks place fields
+ * together in one SNode, each field's block one run (the fastest optimized layout measured).
+ * PLUME_BENCH_TREES=interleaved interleaves them per voxel as Taichi's place() stores a struct
+ * per cell (eager slows more than optimized: a higher ratio, a slower optimized run);
+ * PLUME_BENCH_TREES=separate gives each a tree of its own. types NULL: all f32. 0, or 1 with
+ * the message printed. */
 static inline int sfgb_group(sfgb_run *r, int slot0, const char *const *names, int n,
                              const char *layout, const eng_type *types)
 {
-    const char *sep = getenv("PLUME_BENCH_TREES");
-    if (sep && !strcmp(sep, "separate")) {
+    const char *how = getenv("PLUME_BENCH_TREES");
+    if (how && !strcmp(how, "separate")) {
         for (int i = 0; i < n; i++)
             if (!sfgb_field(r, slot0 + i, names[i], layout, types ? types[i] : ENG_F32, 0, 1))
                 return 1;
@@ -98,7 +100,10 @@ static inline int sfgb_group(sfgb_run *r, int slot0, const char *const *names, i
         d[i].layout = layout;
         d[i].voxel_size = 1.0;
     }
-    if (eng_field_declare_group(r->ctx, d, n, &r->f[slot0]) != ENG_OK)
+    int rc = how && !strcmp(how, "interleaved")
+                 ? eng_field_declare_interleaved(r->ctx, d, n, &r->f[slot0])
+                 : eng_field_declare_group(r->ctx, d, n, &r->f[slot0]);
+    if (rc != ENG_OK)
         return sfgb_fail(r, names[0]);
     return 0;
 }

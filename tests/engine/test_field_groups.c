@@ -11,8 +11,8 @@ static eng_field_desc desc_of(const char *name, eng_type type, const char *layou
     return et_desc(name, type, layout, 1.0, bg);
 }
 
-/* Three fields declared together in c; exits when that fails. */
-static void group3(eng_context *c, const char *prefix, eng_field *out[3])
+/* Three fields declared together in c (aos: interleaved per voxel); exits when that fails. */
+static void group3(eng_context *c, const char *prefix, int aos, eng_field *out[3])
 {
     static char names[3][32];
     eng_field_desc d[3];
@@ -20,17 +20,18 @@ static void group3(eng_context *c, const char *prefix, eng_field *out[3])
         snprintf(names[i], sizeof names[i], "%s%d", prefix, i);
         d[i] = desc_of(names[i], i == 1 ? ENG_VEC3 : ENG_F32, "", (float)(i + 1));
     }
-    if (eng_field_declare_group(c, d, 3, out) != ENG_OK) {
+    if ((aos ? eng_field_declare_interleaved(c, d, 3, out) : eng_field_declare_group(c, d, 3, out)) !=
+        ENG_OK) {
         fprintf(stderr, "declaring group %s: %s\n", prefix, eng_error(c));
         exit(1);
     }
 }
 
-static void test_host_view(void)
+static void test_host_view(int aos)
 {
     eng_context *c = et_context(2);
     eng_field *g[3];
-    group3(c, "h", g);
+    group3(c, "h", aos, g);
     CHECK(eng_field_count(c) == 3);
     CHECK(eng_field_components(g[1]) == 3);
     /* a voxel written in one member activates its block for all; the others read background */
@@ -48,6 +49,14 @@ static void test_host_view(void)
     CHECK(vals[0] == 2.0f && vals[3 * 511 + 2] == 2.0f && mask[7] == ~0ull);
     CHECK(eng_field_read_block(g[0], o, vals, NULL) == 1);
     CHECK(vals[3 * 64 + 4 * 8 + 5] == 7.0f && vals[0] == 1.0f);
+    /* a block written whole lands in this member only, whatever the stride */
+    for (int n = 0; n < 3 * 512; n++)
+        vals[n] = (float)n;
+    CHECK_OK(c, eng_field_write_block(c, g[1], o, vals, NULL));
+    CHECK(et_at(g[1], 0, 0, 1, 2) == 5.0f && et_at(g[1], 7, 7, 7, 0) == 3.0f * 511);
+    CHECK(et_at(g[0], 3, 4, 5, 0) == 7.0f && et_at(g[2], 0, 0, 1, 0) == 3.0f);
+    /* only fields whose block is one run hand out a pointer */
+    CHECK((eng_field_block_data(c, g[2], o, 0) != NULL) == !aos);
     /* the tree's memory is counted once: two members with one block cost less than two
      * fields with one block each in trees of their own */
     uint64_t shared = eng_memory_bytes(c);
@@ -174,16 +183,14 @@ static const char *adv_src =
     "}\n"
     "kernel setu(field<vec3> u) { for (I in u) { u[I] = vec3(0.3, -0.2, 0.5); } }\n";
 
-static void run_adv(int eager, float *out, int n, uint64_t *fused)
+static void run_adv(int eager, int aos, float *out, int n, uint64_t *fused)
 {
     eng_context *c = et_context(2);
     eng_mode m = {eager, 0, 0};
     CHECK_OK(c, eng_set_mode(c, &m));
     eng_field *q[3], *qo[3];
-    group3(c, "q", q);
-    eng_field_desc d[3] = {desc_of("o0", ENG_F32, "", 0.0f), desc_of("o1", ENG_VEC3, "", 0.0f),
-                           desc_of("o2", ENG_F32, "", 0.0f)};
-    CHECK_OK(c, eng_field_declare_group(c, d, 3, qo));
+    group3(c, "q", aos, q);
+    group3(c, "o", 0, qo);
     eng_field *u = et_field(c, "u", 3, ENG_VEC3, 0.0f);
     /* two blocks of every tree, with values that vary */
     for (int b = 0; b < 2; b++)
@@ -193,7 +200,7 @@ static void run_adv(int eager, float *out, int n, uint64_t *fused)
             float val[3] = {(float)(v % 13), (float)(v % 7), (float)(v % 5)};
             eng_field_write(c, q[0], ijk, val);
             eng_field_write(c, q[2], ijk, val + 1);
-            eng_field_write(c, qo[0], ijk, val);
+            eng_field_write(c, qo[0], ijk, val + 2);
             eng_field_write(c, u, ijk, val);
         }
     eng_program *p = et_compile(c, adv_src);
@@ -223,13 +230,13 @@ static void run_adv(int eager, float *out, int n, uint64_t *fused)
     eng_destroy(c);
 }
 
-static void test_fused_advection(void)
+static void test_fused_advection(int aos)
 {
     enum { N = 16 * 8 * 3 * 2 };
     static float e[N], q[N];
     uint64_t fe = 0, fq = 0;
-    run_adv(1, e, N, &fe);
-    run_adv(0, q, N, &fq);
+    run_adv(1, aos, e, N, &fe);
+    run_adv(0, aos, q, N, &fq);
     CHECK(!memcmp(e, q, sizeof e));
     CHECK(fe == 0 && fq >= 1);
     /* one value against C: at (4,4,3) the point (4,4,3) - 0.7 (0.3,-0.2,0.5) lies between
@@ -250,10 +257,12 @@ static void test_fused_advection(void)
 
 int main(void)
 {
-    test_host_view();
+    test_host_view(0);
+    test_host_view(1);
     test_errors();
     test_saxpy();
-    test_fused_advection();
+    test_fused_advection(0);
+    test_fused_advection(1);
     if (et_failures)
         fprintf(stderr, "%d checks failed\n", et_failures);
     return et_failures ? 1 : 0;
