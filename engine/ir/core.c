@@ -49,6 +49,14 @@ int ir_same_tree(const ir_task *t, uint32_t a, uint32_t b)
     return t->fields[a].tree_key && t->fields[a].tree_key == t->fields[b].tree_key;
 }
 
+uint32_t ir_tree_slot(const ir_task *t, uint32_t slot)
+{
+    for (uint32_t j = 0; j < slot; j++)
+        if (ir_same_tree(t, slot, j))
+            return j;
+    return slot;
+}
+
 int ir_level_has_alloc(const ir_level *l)
 {
     return l->kind == IR_KIND_POINTER || l->kind == IR_KIND_DYNAMIC;

@@ -87,11 +87,7 @@ static int stream(ir_task *t, words *ws, int family)
         put(ws, family ? 0 : f->place_offset);
         put(ws, f->place_stride);
         /* which earlier slot shares the tree (code differs), not the engine's key */
-        uint32_t share = i;
-        for (uint32_t j = 0; j < i && share == i; j++)
-            if (ir_same_tree(t, i, j))
-                share = j;
-        put(ws, share);
+        put(ws, ir_tree_slot(t, i));
         for (int l = 0; l < f->nlevels && l < IR_MAX_LEVELS; l++)
             put_bytes(ws, &f->levels[l], sizeof f->levels[l]);
     }

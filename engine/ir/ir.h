@@ -375,6 +375,9 @@ void ir_task_free(ir_task *t);
 /* 1 when slots a and b name the same SNode tree (the same slot, or equal non-zero tree_key):
  * their cells at one index are the same cells. */
 int ir_same_tree(const ir_task *t, uint32_t a, uint32_t b);
+/* The lowest slot in the same tree as `slot` (slot itself when it has a tree of its own): the
+ * one slot that names what the fields of a tree share. */
+uint32_t ir_tree_slot(const ir_task *t, uint32_t slot);
 /* Bytes held by the task's arena. */
 size_t ir_task_bytes(const ir_task *t);
 

@@ -203,10 +203,7 @@ static int slot_of(const cctx *c, uint32_t field)
 /* Slots placed in one tree have one mask: its epoch is kept under the lowest such slot. */
 static int mask_slot_of(const cctx *c, uint32_t field)
 {
-    for (uint32_t j = 0; j < field; j++)
-        if (ir_same_tree(c->t, field, j))
-            return slot_of(c, j);
-    return slot_of(c, field);
+    return slot_of(c, ir_tree_slot(c->t, field));
 }
 
 /* The epoch a load's value depends on: that of the memory its pointer names. */

@@ -58,13 +58,7 @@ static int find_writes(ir_stmt *s, void *ud)
  * Fields placed together differ only in their sn_field_ptr (place offset), so their walks are
  * one walk, which CSE then shares between them (a sample of three fields at one point looks
  * each corner's block up once). */
-static uint32_t walk_slot(const ir_task *t, uint32_t slot)
-{
-    for (uint32_t j = 0; j < slot; j++)
-        if (ir_same_tree(t, slot, j))
-            return j;
-    return slot;
-}
+static uint32_t walk_slot(const ir_task *t, uint32_t slot) { return ir_tree_slot(t, slot); }
 
 /* The container of `level` holding the element, activating above it per `act`. */
 static ir_stmt *container_at(ir_builder *b, const ir_stmt *s, int level, uint32_t act)
