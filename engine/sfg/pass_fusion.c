@@ -12,9 +12,9 @@
  * Each round every task takes part in at most one fusion, so n fusible tasks need O(log n)
  * rounds and no task grows by a long chain at once (the bank caches the repeated pairs).
  * A task's partner is the nearest fusible later task of its own family (sfg_task_meta.family)
- * within the scan, else the nearest fusible one, in both cases one whose fusion with it was
- * not declined before (the IR side declines, e.g., two heavy bodies sharing no work): a round
- * that only met refusals is followed by one in which those tasks look further.
+ * within the scan, else the nearest fusible one, in both cases one whose fusion the IR side
+ * accepts (it declines, e.g., two heavy bodies sharing no work; asked while choosing, so the
+ * choice does not depend on what earlier flushes tried).
  *
  * Reachability: the pending list is a topological order, so every path between two tasks runs
  * through tasks placed between them. Descendant sets are bitsets over a block of consecutive
@@ -40,7 +40,7 @@
 
 typedef struct fusion_round {
     sfg_graph *g;
-    const sfg_bank *bank;
+    sfg_bank *bank;
     uint32_t fp, np;
     uint32_t blk_lo, blk_n, words; /* current block [blk_lo, blk_lo + blk_n) in positions */
     uint64_t *desc;                /* blk_n rows of `words` words */
@@ -196,15 +196,46 @@ static sfg_arg_match arg_match(const sfg_bank *bank, const sfg_node *a, const sf
     return m;
 }
 
-static int declined(const fusion_round *r, uint32_t a, uint32_t b) {
+/* 1 when the IR side refuses to fuse a then b, 0 when it fuses them (the result is then
+ * cached for apply()), negative on an error. The op runs here, not only in apply(): a choice
+ * that depended on which pairs earlier flushes happened to try would pick different partners
+ * flush after flush, and each new pair is a new task to compile (the smoke solver's advection
+ * compiled a new fused task in each of its first frames). */
+static int refused(fusion_round *r, uint32_t a, uint32_t b) {
     int32_t same[MATCH_MAX];
     const sfg_node *na = &r->g->node[r->fp + a], *nb = &r->g->node[r->fp + b];
     sfg_arg_match m = arg_match(r->bank, na, nb, same);
-    return sfg_bank_fuse_declined(r->bank, na->ir, nb->ir, &m);
+    sfg_ir out;
+    int rc = sfg_bank_fuse(r->bank, na->ir, nb->ir, &m, &out);
+    return rc == SFG_EOP ? 1 : rc ? -rc : 0;
 }
 
 static uint64_t family(const fusion_round *r, uint32_t pos) {
     return r->g->node[r->fp + pos].meta->family;
+}
+
+/* The first task after a in its fusion group, within the scan, that is fusible with a, of a's
+ * family when `kin`, and accepted by the IR side; SFG_NONE when there is none. Sets *err on an
+ * error. Relatives are looked for first, so a task's fusions with strangers are only asked
+ * for when it has no relative to fuse with. */
+static uint32_t partner(fusion_round *r, uint32_t a, uint32_t scan, int kin, int *err) {
+    uint32_t hi = r->blk_lo + r->blk_n, tries = 0;
+    uint64_t fam = family(r, a);
+    for (uint32_t b = r->next_same[a]; b != SFG_NONE && b < hi && tries < scan;
+         b = r->next_same[b], tries++) {
+        if (kin && family(r, b) != fam)
+            continue;
+        if (!fusible(r, a, b))
+            continue;
+        int no = refused(r, a, b);
+        if (no < 0) {
+            *err = -no;
+            return SFG_NONE;
+        }
+        if (!no)
+            return b;
+    }
+    return SFG_NONE;
 }
 
 /* For each task of the block, its partner in the block (see the top of the file). */
@@ -212,28 +243,19 @@ static int find_pairs(fusion_round *r, uint32_t scan, pair **pairs, uint32_t *n_
                       uint32_t *cap_pairs) {
     uint32_t hi = r->blk_lo + r->blk_n;
     for (uint32_t a = r->blk_lo; a < hi; a++) {
-        uint32_t tries = 0, nearest = SFG_NONE, kin = SFG_NONE;
-        uint64_t fam = family(r, a);
-        for (uint32_t b = r->next_same[a]; b != SFG_NONE && b < hi && tries < scan;
-             b = r->next_same[b], tries++) {
-            /* once the nearest is known only a relative can change the choice */
-            if (nearest != SFG_NONE && (!fam || family(r, b) != fam))
-                continue;
-            if (!fusible(r, a, b) || declined(r, a, b))
-                continue;
-            if (nearest == SFG_NONE)
-                nearest = b;
-            if (fam && family(r, b) == fam) {
-                kin = b;
-                break;
-            }
+        int err = 0, kin = family(r, a) != 0;
+        uint32_t b = kin ? partner(r, a, scan, 1, &err) : SFG_NONE;
+        if (b == SFG_NONE && !err) {
+            kin = 0;
+            b = partner(r, a, scan, 0, &err);
         }
-        if (nearest == SFG_NONE)
+        if (err)
+            return err;
+        if (b == SFG_NONE)
             continue;
         if (sfg_reserve((void **)pairs, cap_pairs, *n_pairs + 1, sizeof **pairs))
             return SFG_ENOMEM;
-        (*pairs)[(*n_pairs)++] =
-            kin != SFG_NONE ? (pair){a, kin, 1} : (pair){a, nearest, 0};
+        (*pairs)[(*n_pairs)++] = (pair){a, b, kin};
     }
     return SFG_OK;
 }
