@@ -4,6 +4,7 @@
 #include "engine/engine_internal.h"
 #include "engine/passes/passes.h"
 #include "engine/sfg/sfg_ir_meta.h"
+#include "engine/codegen/jit_disk.h"
 #include "engine/exec_cuda.h"
 #include "sparse/bitcode.h"
 
@@ -38,7 +39,13 @@ int eng_runtime_ready(eng_context *ctx)
     jc.runtime_bc_size = plm_runtime_bc_x86_64_size;
     /* Compiles overlap with nothing else on the context thread: one compile thread per core. */
     jc.compile_threads = ctx->threads;
-    if (jit_create(&jc, &ctx->jit, err, sizeof err) != 0) {
+    /* compiled tasks kept between processes (PLUME_KERNEL_CACHE, jit_disk.h): IR hashes
+     * stand for their modules, so a later cook of the scene loads instead of compiling */
+    char *cache_dir = jit_disk_default_dir();
+    jc.cache_dir = cache_dir;
+    int jrc = jit_create(&jc, &ctx->jit, err, sizeof err);
+    free(cache_dir);
+    if (jrc != 0) {
         eng_runtime_free(ctx);
         return eng_fail(ctx, ENG_EINTERNAL, "cannot start the JIT: %s", err);
     }

@@ -15,6 +15,7 @@
 #include <llvm-c/OrcEE.h>
 #include <llvm-c/Orc.h>
 
+#include "engine/codegen/jit_disk.h"
 #include "engine/codegen/toolchain.h"
 
 enum { ENTRY_PENDING, ENTRY_READY, ENTRY_FAILED };
@@ -24,6 +25,7 @@ enum { ENTRY_PENDING, ENTRY_READY, ENTRY_FAILED };
 typedef struct entry {
     uint64_t key;
     int state;
+    int attempts;   /* compiles queued for this key */
     int n;          /* exported symbols */
     char **names;   /* as requested */
     void **addrs;
@@ -58,6 +60,7 @@ struct jit {
     LLVMOrcLLJITRef lljit;
     LLVMOrcJITDylibRef dylib;
     pthread_mutex_t lljit_lock; /* LLJIT add + lookup */
+    jit_disk disk;              /* read-only after jit_create */
 
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t work;  /* the queue got a task, or stop */
@@ -151,41 +154,11 @@ static char *error_from(LLVMErrorRef e)
     return copy;
 }
 
-/* Builds, optimizes, emits and loads the task's module; fills names/addrs. */
-static int compile_task(worker *w, jit_task *t, uint64_t seq, void **addrs,
-                        uint64_t *instructions, char *err, size_t err_size)
+/* Adds the object to the LLJIT and looks the names up (under the LLJIT lock). Takes obj. */
+static int load_object(jit *j, LLVMMemoryBufferRef obj, const jit_task *t, char **unique,
+                       void **addrs, const char *name, char *err, size_t err_size)
 {
-    jit *j = w->j;
-    char name[64];
-    snprintf(name, sizeof name, "jit key 0x%" PRIx64, t->e->key);
-    LLVMModuleRef m;
-    if (cg_build_module(&w->tc, name, t->build, t->user, (const char *const *)t->syms,
-                        t->n_syms, &m, instructions, err, err_size) != 0)
-        return -1;
-
-    /* Unique names, so that every compile's symbols can live in one JITDylib. */
-    char **unique = calloc((size_t)t->n_syms, sizeof *unique);
-    if (!unique) {
-        LLVMDisposeModule(m);
-        cg_set_err(err, err_size, "%s: out of memory", name);
-        return -1;
-    }
-    for (int i = 0; i < t->n_syms; i++) {
-        if (asprintf(&unique[i], "%s.k%" PRIx64 ".%" PRIu64, t->syms[i], t->e->key, seq) < 0)
-            unique[i] = NULL;
-        LLVMValueRef f = LLVMGetNamedFunction(m, t->syms[i]);
-        if (unique[i] && f)
-            LLVMSetValueName2(f, unique[i], strlen(unique[i]));
-    }
-    LLVMMemoryBufferRef obj;
-    char msg[512];
-    int rc = cg_emit(&w->tc, m, LLVMObjectFile, &obj, msg, sizeof msg);
-    LLVMDisposeModule(m);
-    if (rc != 0) {
-        cg_set_err(err, err_size, "%s: %s", name, msg);
-        goto out;
-    }
-
+    int rc = 0;
     pthread_mutex_lock(&j->lljit_lock);
     LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->lljit, j->dylib, obj); /* takes obj */
     if (e) {
@@ -206,11 +179,100 @@ static int compile_task(worker *w, jit_task *t, uint64_t seq, void **addrs,
         addrs[i] = (void *)(uintptr_t)a;
     }
     pthread_mutex_unlock(&j->lljit_lock);
+    return rc;
+}
 
+/* The exported names: "<sym>.k<key>" where they must match a file on disk, else with the
+ * compile's sequence number too, so every compile's symbols can live in one JITDylib. */
+static char **unique_names(const jit_task *t, int for_disk, uint64_t seq)
+{
+    char **u = calloc((size_t)t->n_syms + 1, sizeof *u);
+    for (int i = 0; u && i < t->n_syms; i++) {
+        int n = for_disk ? asprintf(&u[i], "%s.k%" PRIx64, t->syms[i], t->e->key)
+                         : asprintf(&u[i], "%s.k%" PRIx64 ".%" PRIu64, t->syms[i], t->e->key, seq);
+        if (n < 0)
+            u[i] = NULL;
+    }
+    return u;
+}
+
+static void free_names(char **u, int n)
+{
+    for (int i = 0; u && i < n; i++)
+        free(u[i]);
+    free(u);
+}
+
+/* The task's object from disk, loaded: 1 when that worked, 0 when there is no such file, -1
+ * when a file checked out but LLJIT refused it (its names may be defined now, so the compile
+ * that follows uses numbered names). */
+static int from_disk(jit *j, jit_task *t, uint64_t dname, char **unique, void **addrs,
+                     uint64_t *instructions, const char *name)
+{
+    void *bytes;
+    size_t size;
+    if (!jit_disk_load(&j->disk, dname, &bytes, &size, instructions))
+        return 0;
+    LLVMMemoryBufferRef obj = LLVMCreateMemoryBufferWithMemoryRangeCopy(bytes, size, name);
+    free(bytes);
+    char msg[256];
+    return obj && load_object(j, obj, t, unique, addrs, name, msg, sizeof msg) == 0 ? 1 : -1;
+}
+
+/* Builds, optimizes, emits and loads the task's module (or loads it from disk); fills addrs.
+ * *disk_hit says which. */
+static int compile_task(worker *w, jit_task *t, uint64_t seq, void **addrs,
+                        uint64_t *instructions, int *disk_hit, char *err, size_t err_size)
+{
+    jit *j = w->j;
+    char name[64];
+    snprintf(name, sizeof name, "jit key 0x%" PRIx64, t->e->key);
+    *disk_hit = 0;
+    int disk = j->disk.dir && t->e->attempts == 1;
+    uint64_t dname = disk ? jit_disk_name(&j->disk, t->e->key, t->syms, t->n_syms) : 0;
+    char **unique = unique_names(t, disk, seq);
+    if (!unique) {
+        cg_set_err(err, err_size, "%s: out of memory", name);
+        return -1;
+    }
+    int got = disk ? from_disk(j, t, dname, unique, addrs, instructions, name) : 0;
+    if (got > 0) {
+        *disk_hit = 1;
+        free_names(unique, t->n_syms);
+        return 0;
+    }
+    if (got < 0) {
+        free_names(unique, t->n_syms);
+        disk = 0;
+        if (!(unique = unique_names(t, 0, seq))) {
+            cg_set_err(err, err_size, "%s: out of memory", name);
+            return -1;
+        }
+    }
+    LLVMModuleRef m;
+    int rc = cg_build_module(&w->tc, name, t->build, t->user, (const char *const *)t->syms,
+                             t->n_syms, &m, instructions, err, err_size);
+    if (rc != 0)
+        goto out;
+    for (int i = 0; i < t->n_syms; i++) {
+        LLVMValueRef f = LLVMGetNamedFunction(m, t->syms[i]);
+        if (unique[i] && f)
+            LLVMSetValueName2(f, unique[i], strlen(unique[i]));
+    }
+    LLVMMemoryBufferRef obj;
+    char msg[512];
+    rc = cg_emit(&w->tc, m, LLVMObjectFile, &obj, msg, sizeof msg);
+    LLVMDisposeModule(m);
+    if (rc != 0) {
+        cg_set_err(err, err_size, "%s: %s", name, msg);
+        goto out;
+    }
+    if (disk)
+        jit_disk_store(&j->disk, dname, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj),
+                       *instructions);
+    rc = load_object(j, obj, t, unique, addrs, name, err, err_size);
 out:
-    for (int i = 0; i < t->n_syms; i++)
-        free(unique[i]);
-    free(unique);
+    free_names(unique, t->n_syms);
     return rc;
 }
 
@@ -236,11 +298,11 @@ static void *worker_main(void *arg)
         void **addrs = calloc((size_t)t->n_syms + 1, sizeof *addrs);
         char **names = calloc((size_t)t->n_syms + 1, sizeof *names);
         double t0 = cg_now();
-        int rc = -1;
+        int rc = -1, disk_hit = 0;
         if (!addrs || !names)
             cg_set_err(err, sizeof err, "jit key 0x%" PRIx64 ": out of memory", t->e->key);
         else
-            rc = compile_task(w, t, seq, addrs, &instructions, err, sizeof err);
+            rc = compile_task(w, t, seq, addrs, &instructions, &disk_hit, err, sizeof err);
         double dt = cg_now() - t0;
         for (int i = 0; rc == 0 && i < t->n_syms; i++) {
             names[i] = strdup(t->syms[i]);
@@ -261,6 +323,7 @@ static void *worker_main(void *arg)
             e->n = t->n_syms;
             e->state = ENTRY_READY;
             j->stats.tasks_compiled++;
+            j->stats.tasks_from_disk += (uint64_t)disk_hit;
             j->stats.instructions += instructions;
         } else {
             for (int i = 0; names && i < t->n_syms; i++)
@@ -321,6 +384,9 @@ int jit_create(const jit_config *cfg, jit **out, char *err, size_t err_size)
         return -1;
     }
     j->cfg = c;
+    j->cfg.cache_dir = NULL; /* not kept: the disk copies it */
+    jit_disk_open(&j->disk, c.cache_dir, c.cpu, c.features, c.opt_level, c.runtime_bc,
+                  c.runtime_bc_size);
     pthread_mutex_init(&j->lljit_lock, NULL);
     pthread_mutex_init(&j->lock, NULL);
     pthread_cond_init(&j->work, NULL);
@@ -423,6 +489,7 @@ void jit_destroy(jit *j)
     pthread_cond_destroy(&j->work);
     pthread_mutex_destroy(&j->lock);
     pthread_mutex_destroy(&j->lljit_lock);
+    jit_disk_close(&j->disk);
     free(j);
 }
 
@@ -493,6 +560,7 @@ static int attach(jit *j, jit_task *t, uint64_t key, char *err, size_t err_size)
     if (e->state == ENTRY_FAILED) {
         entry_clear(e);
         e->state = ENTRY_PENDING;
+        e->attempts++;
         t->next = NULL;
         if (j->tail)
             j->tail->next = t;

@@ -22,6 +22,12 @@
  * compiles IR at lookup with one shared target machine, under our mutex: codegen would not
  * run in parallel.
  *
+ * Disk. With jit_config.cache_dir, step 1-5's object is also written to that folder, and a
+ * later JIT (another process) with the same key, symbols, CPU and build loads it instead of
+ * steps 1-5 (jit_disk.h). The exported names are then "<name>.k<key>", the same in every
+ * process; a key compiled again after a failure gets names with a sequence number and skips
+ * the disk.
+ *
  * Cache. Results are kept per key for the life of the JIT. A request whose key is compiled or
  * being compiled compiles nothing (a cache hit): it waits for that compile and returns its
  * addresses. The key stands for the module *and* its exported symbols: a hit may ask only for
@@ -63,6 +69,9 @@ typedef struct jit_config {
     size_t runtime_bc_size;  /* must outlive the JIT (or the jit_emit_text call) */
     const char *cpu;         /* NULL = the host's CPU name and features */
     const char *features;
+    /* Objects kept on disk between processes (jit_disk.h) in this folder; NULL = none. Only
+     * for callers whose keys stand for their modules on their own (the engine's IR hashes). */
+    const char *cache_dir;
 } jit_config;
 
 jit_config jit_config_default(void);
@@ -85,6 +94,7 @@ typedef struct jit_request {
 
 typedef struct jit_stats {
     uint64_t tasks_compiled;   /* modules compiled (cache misses that succeeded) */
+    uint64_t tasks_from_disk;  /* ... of which loaded from cache_dir, not compiled */
     uint64_t compile_failures;
     uint64_t cache_hits;
     uint64_t instructions;     /* after optimization, summed over compiled modules */

@@ -13,6 +13,7 @@
  * cooked alone and synced, timed, optimized and eager. M voxel-updates/s = voxels of the
  * velocity's domain (the fluid the step updates) / the step's time.
  *
+ * The cooks compile every kernel (PLUME_KERNEL_CACHE=off unless set).
  * PLUME_BENCH_SMOKE_ROUNDS=N (1-9) repeats part 1 N times and reports the median ms per frame.
  * PLUME_BENCH_DEVICE=cuda runs both parts on the GPU.
  * The CLI and the plugin come from this build (PLUME_BENCH_CLI, PLUME_BENCH_PLUGIN; the
@@ -78,6 +79,10 @@ static int run_child(char *const argv[], long *max_rss_kb)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* every variant compiles its kernels, so the first-frame and compile columns compare
+         * (a variant run after another would load most of them from the kernel cache);
+         * PLUME_KERNEL_CACHE set by the caller wins */
+        setenv("PLUME_KERNEL_CACHE", "off", 0);
         execv(argv[0], argv);
         fprintf(stderr, "plume-bench smoke: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

@@ -80,6 +80,15 @@ static int build_cell_index(void *user, LLVMContextRef ctx, LLVMModuleRef mod, c
 
 typedef int64_t (*add_fn)(int64_t);
 
+/* build_add, counting its calls */
+static int build_count;
+static int build_add_counted(void *user, LLVMContextRef ctx, LLVMModuleRef mod, char *err,
+                             size_t n)
+{
+    build_count++;
+    return build_add(user, ctx, mod, err, n);
+}
+
 /* ---- tests ---- */
 
 static void test_compile_and_cache(void)
@@ -348,9 +357,90 @@ static void test_emit_text(void)
     CHECK(text == NULL);
 }
 
+/* One compile of key 0x51 in a fresh JIT on `dir` (features: NULL = the host's); *value is
+ * the compiled function at 5, *disk whether the JIT loaded it from disk. */
+static void disk_round(const char *dir, const char *features, const add_spec *s,
+                       int64_t *value, uint64_t *disk)
+{
+    jit_config cfg = jit_config_default();
+    cfg.compile_threads = 1;
+    cfg.cache_dir = dir;
+    cfg.features = features;
+    jit *j = NULL;
+    char err[1024];
+    *value = 0;
+    *disk = 99;
+    CHECK_MSG(jit_create(&cfg, &j, err, sizeof err) == 0, err);
+    if (!j)
+        return;
+    const char *sym[1] = {s->name};
+    void *addr[1] = {NULL};
+    jit_result res;
+    jit_request r = {0x51, build_add_counted, (void *)s, sym, 1, addr, &res};
+    CHECK_MSG(jit_compile(j, &r, err, sizeof err) == 0, err);
+    if (addr[0])
+        *value = ((add_fn)addr[0])(5);
+    CHECK(res.instructions > 0);
+    jit_stats st;
+    jit_get_stats(j, &st);
+    CHECK_EQ(st.tasks_compiled, 1);
+    *disk = st.tasks_from_disk;
+    jit_destroy(j);
+}
+
+/* Objects on disk (jit_config.cache_dir, jit_disk.h): a second JIT (as another process would)
+ * loads what the first compiled, without calling the builder; the key alone decides, so
+ * different builder input is not seen (the caller's contract); a damaged file or other CPU
+ * features compile again. */
+static void test_disk_cache(void)
+{
+    char dir[] = "/tmp/plume-jit-disk-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/a/b", dir); /* made on first store */
+    add_spec s = {"affine", 3, 7}, other = {"affine", 100, 0};
+    int64_t v;
+    uint64_t disk;
+    build_count = 0;
+    disk_round(sub, NULL, &s, &v, &disk);
+    CHECK_EQ(v, 22);
+    CHECK_EQ(disk, 0);
+    CHECK_EQ(build_count, 1);
+
+    disk_round(sub, NULL, &other, &v, &disk);
+    CHECK_EQ(v, 22); /* the stored 3x + 7, not 100x */
+    CHECK_EQ(disk, 1);
+    CHECK_EQ(build_count, 1);
+
+    /* truncate every stored file: each is refused and compiled again (then stored whole) */
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "for f in %s/*.o; do truncate -s 100 \"$f\"; done", sub);
+    CHECK_EQ(system(cmd), 0);
+    disk_round(sub, NULL, &other, &v, &disk);
+    CHECK_EQ(v, 500);
+    CHECK_EQ(disk, 0);
+    CHECK_EQ(build_count, 2);
+    disk_round(sub, NULL, &s, &v, &disk);
+    CHECK_EQ(v, 500); /* the rewritten file */
+    CHECK_EQ(disk, 1);
+
+    /* other CPU features: another name, so a compile */
+    disk_round(sub, "+sse2", &s, &v, &disk);
+    CHECK_EQ(v, 22);
+    CHECK_EQ(disk, 0);
+    CHECK_EQ(build_count, 3);
+
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ(system(cmd), 0);
+}
+
 int main(void)
 {
     test_compile_and_cache();
+    test_disk_cache();
     test_errors();
     test_threads();
     test_runtime_linked();

@@ -1,0 +1,225 @@
+/* Compiled objects on disk between processes (jit_disk.h). */
+#define _GNU_SOURCE
+#include "engine/codegen/jit_disk.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#define DISK_MAGIC "PLUMEOBJ"
+#define DISK_VERSION 1u
+#define DISK_MAX_OBJECT (256u << 20)
+
+typedef struct disk_header {
+    char magic[8];
+    uint32_t version, pad;
+    uint64_t name, instructions, size, checksum;
+} disk_header;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = mix(h, w);
+    }
+    uint64_t tail = 0;
+    if (n > i)
+        memcpy(&tail, b + i, n - i);
+    return mix(mix(h, tail), n);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s) { return hash_bytes(h, s, s ? strlen(s) : 0); }
+
+/* The contents of the binary (shared object or executable) this function lives in. */
+static int hash_own_binary(uint64_t *out)
+{
+    Dl_info info;
+    if (!dladdr((void *)hash_own_binary, &info) || !info.dli_fname)
+        return -1;
+    FILE *f = fopen(info.dli_fname, "rb");
+    if (!f)
+        return -1;
+    static unsigned char buf[1 << 16];
+    uint64_t h = 0x706c756d65ull;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        h = hash_bytes(h, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return -1;
+    *out = h;
+    return 0;
+}
+
+char *jit_disk_default_dir(void)
+{
+    const char *e = getenv("PLUME_KERNEL_CACHE");
+    if (e)
+        return !e[0] || !strcmp(e, "off") ? NULL : strdup(e);
+    char *p = NULL;
+    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (x && x[0] == '/') {
+        if (asprintf(&p, "%s/plume/kernels", x) < 0)
+            p = NULL;
+    } else if (home && home[0]) {
+        if (asprintf(&p, "%s/.cache/plume/kernels", home) < 0)
+            p = NULL;
+    }
+    return p;
+}
+
+int jit_disk_open(jit_disk *d, const char *dir, const char *cpu, const char *features,
+                  int opt_level, const void *runtime_bc, size_t runtime_bc_size)
+{
+    d->dir = NULL;
+    d->ident = 0;
+    if (!dir || !dir[0])
+        return 0;
+    /* the binary is read once per process; several contexts may create JITs at once */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int done = 0, ok = 0;
+    static uint64_t binary = 0;
+    pthread_mutex_lock(&lock);
+    if (!done) {
+        ok = hash_own_binary(&binary) == 0;
+        done = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return 0;
+    unsigned major = 0, minor = 0, patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    char *host_cpu = cpu ? NULL : LLVMGetHostCPUName();
+    char *host_features = features ? NULL : LLVMGetHostCPUFeatures();
+    uint64_t h = mix(binary, DISK_VERSION);
+    h = mix(mix(mix(h, major), minor), patch);
+    h = hash_str(h, cpu ? cpu : host_cpu);
+    h = hash_str(h, features ? features : host_features);
+    h = mix(h, (uint64_t)opt_level);
+    h = hash_bytes(h, runtime_bc, runtime_bc ? runtime_bc_size : 0);
+    LLVMDisposeMessage(host_cpu);
+    LLVMDisposeMessage(host_features);
+    d->dir = strdup(dir);
+    d->ident = h;
+    return d->dir != NULL;
+}
+
+void jit_disk_close(jit_disk *d)
+{
+    free(d->dir);
+    d->dir = NULL;
+}
+
+uint64_t jit_disk_name(const jit_disk *d, uint64_t key, char *const *syms, int n_syms)
+{
+    uint64_t h = mix(d->ident, key);
+    for (int i = 0; i < n_syms; i++)
+        h = hash_str(h, syms[i]);
+    return mix(h, (uint64_t)n_syms);
+}
+
+static void path_of(const jit_disk *d, uint64_t name, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%016" PRIx64 ".o", d->dir, name);
+}
+
+int jit_disk_load(const jit_disk *d, uint64_t name, void **bytes, size_t *size,
+                  uint64_t *instructions)
+{
+    if (!d->dir)
+        return 0;
+    char path[4200];
+    path_of(d, name, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    disk_header hd;
+    void *buf = NULL;
+    int ok = fread(&hd, sizeof hd, 1, f) == 1 && !memcmp(hd.magic, DISK_MAGIC, 8) &&
+             hd.version == DISK_VERSION && hd.name == name && hd.size > 0 &&
+             hd.size <= DISK_MAX_OBJECT && (buf = malloc(hd.size)) != NULL &&
+             fread(buf, 1, hd.size, f) == hd.size && fgetc(f) == EOF &&
+             hash_bytes(name, buf, hd.size) == hd.checksum;
+    fclose(f);
+    if (!ok) {
+        free(buf);
+        return 0;
+    }
+    *bytes = buf;
+    *size = hd.size;
+    *instructions = hd.instructions;
+    return 1;
+}
+
+/* mkdir -p; errors show up when the file cannot be created */
+static void make_dirs(const char *dir)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        mkdir(p, 0755);
+        *s = '/';
+    }
+    mkdir(p, 0755);
+}
+
+void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t size,
+                    uint64_t instructions)
+{
+    if (!d->dir || !size || size > DISK_MAX_OBJECT)
+        return;
+    char path[4200], tmp[4200];
+    path_of(d, name, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s/.%016" PRIx64 ".XXXXXX", d->dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0 && errno == ENOENT) {
+        make_dirs(d->dir);
+        /* a failed mkstemp may have filled in the X's */
+        snprintf(tmp, sizeof tmp, "%s/.%016" PRIx64 ".XXXXXX", d->dir, name);
+        fd = mkstemp(tmp);
+    }
+    if (fd < 0)
+        return;
+    disk_header hd;
+    memset(&hd, 0, sizeof hd);
+    memcpy(hd.magic, DISK_MAGIC, 8);
+    hd.version = DISK_VERSION;
+    hd.name = name;
+    hd.instructions = instructions;
+    hd.size = size;
+    hd.checksum = hash_bytes(name, bytes, size);
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        return;
+    }
+    int ok = fwrite(&hd, sizeof hd, 1, f) == 1 && fwrite(bytes, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}

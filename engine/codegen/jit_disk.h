@@ -1,0 +1,53 @@
+/* jit_disk.h — compiled objects kept on disk between processes, so that a scene cooked again,
+ * or the next chunk of a farm job, loads its kernels instead of compiling them (the smoke
+ * scene's first frame is mostly compiling).
+ *
+ * One file per module, <dir>/<name>.o, name = a hash of the caller's key, the exported symbol
+ * names and an identity of everything else that decides the code: the binary that holds this
+ * compiler (any change to code generation, to the runtime bitcode baked into it or to the
+ * LLVM it links makes new names), the LLVM version, the CPU name and features, the
+ * optimization level and the runtime bitcode. So a key must stand for its module on its own,
+ * as the engine's IR hashes do; callers with ad-hoc keys (tests) leave the cache off.
+ *
+ * A file is a header (magic, format version, name, instruction count, object size, checksum)
+ * then the object's bytes. One that does not check out (truncated, overwritten) is ignored;
+ * the compile that follows writes it again. Writes go to a temporary name in the same folder
+ * and are renamed over the file, so readers in other processes see a whole file or none.
+ * Nothing here fails a compile: a folder that cannot be made or written only means compiling
+ * next time too. Files are never removed here; `rm -r` of the folder is always safe.
+ *
+ * Threads: jit_disk_open / jit_disk_close on one thread while no other uses d; load and store
+ * from any thread at once (d is read-only in between). */
+#ifndef PLUME_ENGINE_CODEGEN_JIT_DISK_H
+#define PLUME_ENGINE_CODEGEN_JIT_DISK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct jit_disk {
+    char *dir;      /* owned; NULL: the cache is off */
+    uint64_t ident; /* see the top of the file */
+} jit_disk;
+
+/* The folder a context uses when its caller names none: $PLUME_KERNEL_CACHE ("off" or empty:
+ * none), else $XDG_CACHE_HOME/plume/kernels, else $HOME/.cache/plume/kernels. Returns a
+ * malloc'd path or NULL (off, or no home). */
+char *jit_disk_default_dir(void);
+
+/* Turns the cache on in dir (made on first store), or leaves it off when dir is NULL or the
+ * identity cannot be worked out (the binary cannot be read). cpu/features: what the code is
+ * compiled for (the host's when NULL). Returns 1 when on. */
+int jit_disk_open(jit_disk *d, const char *dir, const char *cpu, const char *features,
+                  int opt_level, const void *runtime_bc, size_t runtime_bc_size);
+void jit_disk_close(jit_disk *d);
+
+uint64_t jit_disk_name(const jit_disk *d, uint64_t key, char *const *syms, int n_syms);
+
+/* 1 with the object's bytes (malloc'd; the caller frees) and its instruction count when a
+ * whole file for `name` is there; 0 otherwise. */
+int jit_disk_load(const jit_disk *d, uint64_t name, void **bytes, size_t *size,
+                  uint64_t *instructions);
+void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t size,
+                    uint64_t instructions);
+
+#endif
