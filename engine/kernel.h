@@ -90,6 +90,7 @@ typedef struct eng_stats {
     uint64_t stores_eliminated;
     uint64_t tasks_eliminated;
     uint64_t tasks_compiled;     /* JIT compiles (cache misses) */
+    uint64_t tasks_from_disk;    /* ... of which loaded from the kernel cache on disk */
     uint64_t instructions;       /* LLVM instructions emitted, after optimization */
     uint64_t flushes;
     double compile_s;            /* wall time in the JIT, summed over compile threads */

@@ -178,6 +178,7 @@ void eng_get_stats(eng_context *ctx, eng_stats *out)
     jit_stats js;
     jit_get_stats(ctx->jit, &js);
     out->tasks_compiled = js.tasks_compiled - ctx->jit_base.tasks_compiled;
+    out->tasks_from_disk = js.tasks_from_disk - ctx->jit_base.tasks_from_disk;
     out->instructions = js.instructions - ctx->jit_base.instructions;
     out->compile_s = js.compile_s - ctx->jit_base.compile_s;
     if (ctx->cuda) {

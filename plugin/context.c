@@ -310,6 +310,7 @@ plume_status pl_get_stats(plume_context *handle, plume_stats *out)
     s.gpu_kernels = es.kernels;
     s.gpu_graph_launches = es.graph_launches;
     s.gpu_graphs_built = es.graphs_built;
+    s.tasks_from_disk = es.tasks_from_disk;
     uint32_t keep = out->struct_size;
     size_t n = keep < sizeof s ? keep : sizeof s;
     memcpy(out, &s, n);

@@ -207,9 +207,12 @@ static json_t *stats_json(const plume_stats *s)
                      (json_int_t)s->active_voxels, "memory_bytes", (json_int_t)s->memory_bytes);
 }
 
-/* The GPU's part of the statistics, added to stats_json's object where a GPU ran. */
-static void gpu_stats_json(json_t *o, const plume_stats *s)
+/* Statistics appended to plume_stats after 1.2, added to stats_json's object: the kernel
+ * cache's (1.4), and the GPU's (1.3) where a GPU ran. */
+static void appended_stats_json(json_t *o, const plume_stats *s)
 {
+    if (o && PLUME_HAS_FIELD(s, plume_stats, tasks_from_disk))
+        json_object_set_new(o, "tasks_from_disk", json_integer((json_int_t)s->tasks_from_disk));
     if (!o || !PLUME_HAS_FIELD(s, plume_stats, gpu_graphs_built) || s->gpu_kernels == 0)
         return;
     json_object_set_new(o, "gpu_kernel_s", json_real(s->gpu_kernel_s));
@@ -547,7 +550,7 @@ stats:
         json_t *root = json_pack("{s:s, s:s, s:s, s:b, s:O, s:o}", "scene", sc.path, "device", ci.device_name,
                                  "mode", o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "deterministic",
                                  deterministic, "frames", frames_json, "totals", stats_json(&s));
-        gpu_stats_json(root ? json_object_get(root, "totals") : NULL, &s);
+        appended_stats_json(root ? json_object_get(root, "totals") : NULL, &s);
         if (write_stats(stats_path, root) != 0) {
             cli_error("cook", "cannot write statistics to %s", stats_path);
             rc = EXIT_WORK;

@@ -39,6 +39,24 @@ grep -Eq '^ +[0-9.]+ +2 +[0-9.]+ +[0-9.]+  scale#' "$tmp/err" || fail "profile h
 "$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/plain" --quiet 2>"$tmp/err"
 grep -q 'plume profile' "$tmp/err" && fail "a profile table without PLUME_PROFILE"
 
+# The kernel cache (PLUME_KERNEL_CACHE): a first cook into an empty folder compiles every task
+# and stores it; a second cook loads every task from there and writes the same bytes; "off"
+# loads nothing.
+from_disk() { python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["totals"]; print(t["tasks_from_disk"], t["tasks_compiled"])' "$1"; }
+PLUME_KERNEL_CACHE="$tmp/kc" "$plume" cook "$scenes/kernel_nodes.json" --deterministic --out "$tmp/kc1" --stats "$tmp/kc1.json" --quiet 2>"$tmp/err" || fail "cook with a kernel cache: $(cat "$tmp/err")"
+PLUME_KERNEL_CACHE="$tmp/kc" "$plume" cook "$scenes/kernel_nodes.json" --deterministic --out "$tmp/kc2" --stats "$tmp/kc2.json" --quiet 2>"$tmp/err" || fail "second cook with a kernel cache: $(cat "$tmp/err")"
+PLUME_KERNEL_CACHE=off "$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/kc3" --stats "$tmp/kc3.json" --quiet 2>"$tmp/err" || fail "cook with the cache off: $(cat "$tmp/err")"
+read -r d1 c1 <<<"$(from_disk "$tmp/kc1.json")"
+read -r d2 c2 <<<"$(from_disk "$tmp/kc2.json")"
+read -r d3 c3 <<<"$(from_disk "$tmp/kc3.json")"
+[ "$d1" = 0 ] && [ "$c1" -gt 0 ] || fail "first cook: $d1 of $c1 tasks from disk (want 0 of some)"
+[ "$d2" = "$c2" ] && [ "$c2" = "$c1" ] || fail "second cook: $d2 of $c2 tasks from disk (want all $c1)"
+[ "$d3" = 0 ] || fail "PLUME_KERNEL_CACHE=off: $d3 tasks from disk"
+[ "$(ls "$tmp/kc"/*.o 2>/dev/null | wc -l)" = "$c1" ] || fail "the cache folder holds $(ls "$tmp/kc" | wc -l) files for $c1 tasks"
+for f in k_0001.vdb k_0002.vdb; do
+  cmp -s "$tmp/kc1/$f" "$tmp/kc2/$f" || fail "$f differs between a compiled and a loaded cook"
+done
+
 # an unknown name in a substep kernel: exit 1, the place in the code, no output file
 sed 's/q\[I\] \* k + dt/q[I] * kk + dt/' "$scenes/kernel_nodes.json" >"$tmp/bad.json"
 "$plume" cook "$tmp/bad.json" --out "$tmp/bad" --quiet 2>"$tmp/err"; rc=$?

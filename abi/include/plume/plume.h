@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 3
+#define PLUME_ABI_MINOR 4
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -240,6 +240,8 @@ typedef struct plume_stats {
     uint64_t gpu_kernels;    /* kernel launches, nodes of CUDA graphs included */
     uint64_t gpu_graph_launches; /* batches launched as one CUDA graph */
     uint64_t gpu_graphs_built;   /* of those, graphs instantiated (the rest came from the cache) */
+    /* ABI 1.4 */
+    uint64_t tasks_from_disk;    /* of tasks_compiled, loaded from the kernel cache on disk */
 } plume_stats;
 
 /* Time of one cook call. */
