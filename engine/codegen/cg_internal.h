@@ -214,8 +214,8 @@ typedef struct cg_fast {
     LLVMValueRef (*blocks)[8];
     uint8_t *lazy;   /* 1: a write's block, looked up (activating) at its first use in each
                       * entry; 2: a read sharing a lazy write's block (share) */
-    int *share;      /* per access: for a read of a field the task also writes (every access
-                      * to it at c = 0), the write access whose block it uses; else -1 */
+    int *share;      /* per access: for a read at c = 0 of a field the task also writes,
+                      * the write access whose block it uses; else -1 */
     LLVMValueRef *isnull; /* per access, at its latest emission: its container is NULL (a read
                            * then sees the background); NULL when unknown */
     /* struct_for: per cell of the current entry */

@@ -26,6 +26,8 @@
 
 typedef struct slot_use {
     uint8_t act[64], deact[64], query[64];
+    uint8_t act_call[64];        /* activate() itself, not a write chain */
+    int act_stmts[64];           /* activating sn_lookup / sn_field_ptr statements */
     int has_continue;
 } slot_use;
 
@@ -34,8 +36,12 @@ static int note_use(ir_stmt *s, void *ud)
     slot_use *u = ud;
     if (s->field >= 64)
         return 0;
-    if ((s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) && s->activate)
+    if ((s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) && s->activate) {
         u->act[s->field] = 1;
+        u->act_stmts[s->field]++;
+    }
+    if (s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE)
+        u->act_call[s->field] = 1;
     if (s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE || s->op == IR_GLOBAL_STORE ||
         s->op == IR_ATOMIC)
         u->act[s->field] |= s->op == IR_SN_ACTIVATE || s->op == IR_ACTIVATE;
@@ -105,11 +111,13 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
     for (int s = 0; s < 64; s++)
         if (u.query[s])
             shared_ok[s] = 0;
-    int n = 0;
+    /* Writes first: whether a read qualifies may depend on which writes do. */
+    uint8_t keep[fast->nacc > 0 ? fast->nacc : 1];
+    int write_stmts[64] = {0};
     for (int i = 0; i < fast->nacc; i++) {
-        cg_access *a = &fast->acc[i];
+        const cg_access *a = &fast->acc[i];
         const ir_level *l = leaf_of(f, a->slot);
-        int ok = !u.deact[a->slot] && (a->activates ? 1 : !u.act[a->slot] || shared_ok[a->slot]);
+        int ok = !u.deact[a->slot];
         for (int x = 0; x < IR_MAX_DIM; x++) {
             ok &= l->log2_size[x] == lit->log2_size[x];
             if (x < dim) {
@@ -118,8 +126,39 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                 ok &= !a->activates || a->c[x] == 0;
             }
         }
-        if (ok)
-            fast->acc[n++] = *a;
+        keep[i] = (uint8_t)ok;
+        if (ok && a->activates && a->slot < 64)
+            for (int k = 0; k < a->nchain + 1; k++) {
+                const ir_stmt *c = k < a->nchain ? a->chain[k] : a->fptr;
+                write_stmts[a->slot] += (c->op == IR_SN_LOOKUP || c->op == IR_SN_FIELD_PTR) &&
+                                        c->activate && c->field == (uint32_t)a->slot;
+            }
+    }
+    /* A read at c != 0 of a field the task writes in place (a red-black Gauss-Seidel sweep
+     * reads the neighbours of the cell it updates) qualifies when every activation of the
+     * field is a qualifying write at c = 0 and nothing else in its tree activates. Its blocks,
+     * its own included, are then looked up when the entry starts, like any read's. That is
+     * exact for every program whose cells read no cell another cell writes (a block that
+     * becomes active later holds the background, which is what the read saw); a program that
+     * does read other cells' writes races in a parallel loop, in the generic code too. A block
+     * active at the start never moves, so its values are read live. */
+    uint8_t stencil_ok[64] = {0};
+    for (uint32_t s = 0; s < t->nfields && s < 64; s++) {
+        int ok = u.act[s] && !u.act_call[s] && !u.deact[s] && !u.query[s] &&
+                 write_stmts[s] == u.act_stmts[s];
+        for (uint32_t j = 0; j < t->nfields && j < 64 && ok; j++)
+            if (j != s && ir_same_tree(t, s, j))
+                ok = !u.act[j];
+        stencil_ok[s] = (uint8_t)ok;
+    }
+    int n = 0;
+    for (int i = 0; i < fast->nacc; i++) {
+        cg_access *a = &fast->acc[i];
+        if (!keep[i])
+            continue;
+        if (!a->activates && u.act[a->slot] && !shared_ok[a->slot] && !stencil_ok[a->slot])
+            continue;
+        fast->acc[n++] = *a;
     }
     fast->nacc = n;
     if (n == 0)
@@ -150,7 +189,10 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
     for (int i = 0; i < n; i++) {
         const cg_access *a = &fast->acc[i];
         fast->share[i] = -1;
-        for (int j = 0; j < n && !a->activates && u.act[a->slot]; j++)
+        int at0 = 1;
+        for (int x = 0; x < dim; x++)
+            at0 &= a->c[x] == 0;
+        for (int j = 0; j < n && !a->activates && u.act[a->slot] && at0; j++)
             if (fast->acc[j].activates && fast->acc[j].slot == a->slot) {
                 fast->share[i] = j;
                 break;
