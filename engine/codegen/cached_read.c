@@ -43,7 +43,11 @@ typedef struct cread_site {
     int nchain;
     const ir_stmt *idx;                        /* the sn_index above it: the voxel */
     const ir_stmt *base[IR_MAX_DIM];           /* idx's operands less a constant added */
+    int32_t delta[IR_MAX_DIM];                 /* the constant: idx = base + delta */
     int group;                                 /* cread_group + 1, or 0 */
+    int direct;   /* every user is a read through a leaf sn_index on idx's operands: its
+                   * address is made at the read (cg_cread_field_ptr), the container and the
+                   * leaf index only on the path that needs them */
     LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
 } cread_site;
 
@@ -61,6 +65,11 @@ typedef struct cread_group {
      * and takes its result as it is, since the base voxel and the tree are the same. */
     LLVMValueRef last;
     const ir_block *last_blk;
+    /* Made with `last`: whether every member's voxel lies in the base voxel's block, which
+     * is active (interior; NULL when the layout gives no such test), and the base voxel's
+     * cell index there. Then a member's cell index is cell + a constant. */
+    LLVMValueRef interior, cell;
+    int32_t dmin[IR_MAX_DIM], dmax[IR_MAX_DIM]; /* members' deltas, per axis */
 } cread_group;
 
 struct cg_cread {
@@ -70,6 +79,7 @@ struct cg_cread {
     int ngroup;
     cg_smap which; /* leaf sn_child -> site + 1 */
     cg_smap skip;  /* chain statements only sites use: not emitted */
+    cg_smap leaf_idx; /* leaf sn_index of a direct site's reads -> site + 1: not emitted */
     uint8_t activates[64];
     /* per slot, made at first use */
     LLVMValueRef helper[64];
@@ -83,17 +93,20 @@ static int is_int_const(const ir_stmt *s)
     return s->op == IR_CONST && s->ty == IR_I32;
 }
 
-/* v without a constant added or subtracted (v itself otherwise). */
-static const ir_stmt *strip_const(const ir_stmt *v)
+static int32_t int_const(const ir_stmt *s) { return (int32_t)s->ival; }
+
+/* v without a constant added or subtracted (v itself otherwise); *c = that constant. */
+static const ir_stmt *strip_const(const ir_stmt *v, int32_t *c)
 {
+    *c = 0;
     if (v->op != IR_BINARY || v->nargs < 2)
         return v;
     if (v->sub == IR_ADD && is_int_const(v->arg[1]) && v->arg[0]->ty == IR_I32)
-        return v->arg[0];
+        return *c = int_const(v->arg[1]), v->arg[0];
     if (v->sub == IR_ADD && is_int_const(v->arg[0]) && v->arg[1]->ty == IR_I32)
-        return v->arg[1];
+        return *c = int_const(v->arg[0]), v->arg[1];
     if (v->sub == IR_SUB && is_int_const(v->arg[1]) && v->arg[0]->ty == IR_I32)
-        return v->arg[0];
+        return *c = -int_const(v->arg[1]), v->arg[0];
     return v;
 }
 
@@ -126,7 +139,7 @@ static int recognize(const ir_task *t, const ir_stmt *s, cread_site *site)
     site->child = s;
     site->idx = idx;
     for (int x = 0; x < dim; x++)
-        site->base[x] = strip_const(idx->arg[x]);
+        site->base[x] = strip_const(idx->arg[x], &site->delta[x]);
     for (int i = 0; i < n; i++)
         site->chain[i] = rev[n - 1 - i];
     site->nchain = n;
@@ -174,6 +187,7 @@ void cg_cread_free(cg_cread *cr)
     free(cr->group);
     cg_smap_free(&cr->which);
     cg_smap_free(&cr->skip);
+    cg_smap_free(&cr->leaf_idx);
     free(cr);
 }
 
@@ -244,9 +258,100 @@ static int make_groups(const ir_task *t, cg_cread *cr)
         cr->group[g - 1].members++;
         si->group = g;
     }
+    for (int i = 0; i < cr->nsite; i++) {
+        cread_site *si = &cr->site[i];
+        cread_group *gr = &cr->group[si->group - 1];
+        if (gr->members < 2) {
+            si->group = 0;
+            continue;
+        }
+        for (int a = 0; a < IR_MAX_DIM; a++) {
+            gr->dmin[a] = si->delta[a] < gr->dmin[a] ? si->delta[a] : gr->dmin[a];
+            gr->dmax[a] = si->delta[a] > gr->dmax[a] ? si->delta[a] : gr->dmax[a];
+        }
+    }
+    return 0;
+}
+
+/* A read of a site the direct way: sn_field_ptr(child, leaf sn_index on idx's operands),
+ * not activating, of a dense leaf. */
+static int direct_read(const ir_task *t, const cread_site *site, const ir_stmt *s)
+{
+    const ir_field_info *fi = &t->fields[s->field];
+    const ir_stmt *li = s->nargs >= 2 ? s->arg[1] : NULL;
+    if (s->op != IR_SN_FIELD_PTR || s->activate || s->arg[0] != site->child || !li ||
+        li->op != IR_SN_INDEX || li->field != site->child->field || li->level != site->child->level ||
+        fi->levels[fi->nlevels - 1].kind != IR_KIND_DENSE || !site->group)
+        return 0;
+    for (int x = 0; x < fi->dim; x++)
+        if (li->arg[x] != site->idx->arg[x])
+            return 0;
+    return 1;
+}
+
+typedef struct direct_scan {
+    const ir_task *t;
+    cg_cread *cr;
+    int oom;
+} direct_scan;
+
+/* Pass 1: sites whose child has a user that is not a direct read lose `direct`; the leaf
+ * indices of direct reads are collected. */
+static int visit_users(ir_stmt *s, void *ud)
+{
+    direct_scan *w = ud;
+    cg_cread *cr = w->cr;
+    for (int i = 0; i < s->nargs && i < IR_MAX_ARGS; i++) {
+        int k = s->arg[i] ? cg_smap_get(&cr->which, s->arg[i]) : 0;
+        if (!k)
+            continue;
+        cread_site *site = &cr->site[k - 1];
+        if (i == 0 && direct_read(w->t, site, s)) {
+            if (cg_smap_put(&cr->leaf_idx, s->arg[1], k))
+                return w->oom = 1;
+        } else {
+            site->direct = 0;
+        }
+    }
+    return 0;
+}
+
+/* Pass 2: a leaf index with a user other than a direct read of its site, or one another
+ * site's reads share, is emitted as it is; its site loses `direct`. */
+static int visit_index_users(ir_stmt *s, void *ud)
+{
+    direct_scan *w = ud;
+    cg_cread *cr = w->cr;
+    for (int i = 0; i < s->nargs && i < IR_MAX_ARGS; i++) {
+        int k = s->arg[i] ? cg_smap_get(&cr->leaf_idx, s->arg[i]) : 0;
+        if (!k)
+            continue;
+        cread_site *site = &cr->site[k - 1];
+        if (!(i == 1 && direct_read(w->t, site, s)))
+            site->direct = 0;
+    }
+    return 0;
+}
+
+static int find_direct(const ir_task *t, cg_cread *cr)
+{
     for (int i = 0; i < cr->nsite; i++)
-        if (cr->group[cr->site[i].group - 1].members < 2)
-            cr->site[i].group = 0;
+        cr->site[i].direct = cr->site[i].group != 0;
+    direct_scan w = {t, cr, 0};
+    ir_walk(t->body, visit_users, &w);
+    if (!w.oom)
+        ir_walk(t->body, visit_index_users, &w);
+    if (w.oom)
+        return -1;
+    /* a leaf index shared by reads of two sites (same voxel, two sn_child statements) stays
+     * with the first; the other site keeps its own way */
+    for (size_t j = 0; j < cr->leaf_idx.cap; j++) {
+        const ir_stmt *li = cr->leaf_idx.keys[j];
+        if (!li || !cr->leaf_idx.vals[j])
+            continue;
+        if (!cr->site[cr->leaf_idx.vals[j] - 1].direct)
+            cr->leaf_idx.vals[j] = 0;
+    }
     return 0;
 }
 
@@ -273,6 +378,8 @@ int cg_cread_setup(cg_fn *f)
             goto oom;
     if (make_groups(t, cr))
         goto oom;
+    if (find_direct(t, cr))
+        goto oom;
     if (find_skips(cr, &w.uses))
         goto oom;
     cg_smap_free(&w.uses);
@@ -286,7 +393,13 @@ oom:
 
 int cg_cread_skips(const cg_fn *f, const ir_stmt *s)
 {
-    return f->cread && cg_smap_get(&f->cread->skip, s) != 0;
+    const cg_cread *cr = f->cread;
+    if (!cr)
+        return 0;
+    if (cg_smap_get(&cr->skip, s) || cg_smap_get(&cr->leaf_idx, s))
+        return 1;
+    int k = s->op == IR_SN_CHILD ? cg_smap_get(&cr->which, s) : 0;
+    return k && cr->site[k - 1].direct;
 }
 
 /* ---- per slot: the check, and the out-of-line walk ---- */
@@ -481,16 +594,73 @@ void cg_cread_block_start(cg_fn *f, const ir_block *blk)
             cr->group[k].last = NULL;
 }
 
-LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
+static LLVMValueRef const_u32(cg_fn *f, int slot, int32_t sid, uint64_t member, int *known)
+{
+    LLVMValueRef v = snode_u32(f, slot, sid, member);
+    *known &= LLVMIsAConstantInt(v) != NULL;
+    return v;
+}
+
+/* Whether every member of g lies in the base voxel's block, and the base's cell index there
+ * (g->interior, g->cell; interior stays NULL when the geometry is not known at compile time
+ * or the leaf's cells are not single voxels). c is the block's container. */
+static void group_interior(cg_fn *f, cread_group *g, LLVMValueRef bx[], LLVMValueRef c)
 {
     cg_cread *cr = f->cread;
-    int k = cr ? cg_smap_get(&cr->which, s) : 0;
-    *handled = k > 0;
-    if (!k)
-        return NULL;
-    cread_site *site = &cr->site[k - 1];
+    const ir_field_info *fi = &f->task->fields[g->slot];
+    int leaf = fi->nlevels - 1, dim = fi->dim, known = 1;
+    int32_t lsid = cg_snode_id(f, g->slot, leaf);
+    g->interior = g->cell = NULL;
+    if (lsid < 0 || fi->levels[leaf].kind != IR_KIND_DENSE)
+        return;
+    LLVMValueRef in = LLVMBuildAnd(f->b, cr->enabled[g->slot], LLVMBuildIsNotNull(f->b, c, ""), "");
+    LLVMValueRef cell = c32(f, 0);
+    for (int a = 0; a < dim; a++) {
+        LLVMValueRef off = const_u32(f, g->slot, lsid, offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a, &known);
+        LLVMValueRef ext = const_u32(f, g->slot, lsid, offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a, &known);
+        LLVMValueRef ash = const_u32(f, g->slot, lsid, cg_off_snode_axis_shift(a), &known);
+        LLVMValueRef bits = const_u32(f, g->slot, lsid, cg_off_snode_axis_bits(a), &known);
+        LLVMValueRef ish = const_u32(f, g->slot, lsid, cg_off_snode_index_shift(a), &known);
+        if (!known || LLVMConstIntGetZExtValue(ash) != 0 ||
+            LLVMConstIntGetZExtValue(ext) < LLVMConstIntGetZExtValue(bits) ||
+            LLVMConstIntGetZExtValue(ext) > 62 || LLVMConstIntGetZExtValue(bits) > 30)
+            return;
+        int32_t size = (int32_t)1 << LLVMConstIntGetZExtValue(bits);
+        /* in range, as the leaf's sn_index decides it, and the cell along this axis */
+        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, bx[a], f->t_i64, ""),
+                                      LLVMBuildSExt(f->b, off, f->t_i64, ""), "");
+        LLVMValueRef lim = LLVMConstInt(f->t_i64, 1ull << LLVMConstIntGetZExtValue(ext), 0);
+        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntULT, u, lim, ""), "");
+        LLVMValueRef p = LLVMBuildAnd(f->b, LLVMBuildTrunc(f->b, u, f->t_i32, ""), c32(f, size - 1), "");
+        /* every member's p + delta in [0, size) */
+        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSGE, p, c32(f, -(long long)g->dmin[a]), ""), "");
+        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSLT, p, c32(f, size - (long long)g->dmax[a]), ""), "rd.interior");
+        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, ish, ""), "");
+    }
+    g->interior = in;
+    g->cell = cell;
+}
+
+/* The group's block (the base voxel's) for a read at s, looked up once where that dominates. */
+static LLVMValueRef group_block(cg_fn *f, cread_group *g, const ir_stmt *s, LLVMValueRef bx[],
+                                LLVMValueRef bkey[])
+{
+    if (g->last && encloses(g->last_blk, s))
+        return g->last;
+    int dim = f->task->fields[g->slot].dim;
+    g->last = cached_lookup(f, g->slot, dim, g->key, &g->cont, bx, bkey);
+    g->last_blk = s->parent;
+    group_interior(f, g, bx, g->last);
+    return g->last;
+}
+
+/* The container of site's voxel; for a member of a group, gc is the group's block when the
+ * caller already has it (NULL: looked up here, for a read at s). */
+static LLVMValueRef site_container(cg_fn *f, cread_site *site, const ir_stmt *s, LLVMValueRef gc)
+{
+    cg_cread *cr = f->cread;
     const ir_task *t = f->task;
-    int slot = s->field, dim = t->fields[slot].dim, leaf = t->fields[slot].nlevels - 1;
+    int slot = site->child->field, dim = t->fields[slot].dim, leaf = t->fields[slot].nlevels - 1;
     int32_t lsid = cg_snode_id(f, slot, leaf);
     if (lsid < 0)
         return NULL;
@@ -514,14 +684,8 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
             return NULL;
         bkey[a] = leaf_key(f, slot, lsid, a, bx[a]);
     }
-    LLVMValueRef gc;
-    if (g->last && encloses(g->last_blk, s)) {
-        gc = g->last;
-    } else {
-        gc = cached_lookup(f, slot, dim, g->key, &g->cont, bx, bkey);
-        g->last = gc;
-        g->last_blk = s->parent;
-    }
+    if (!gc)
+        gc = group_block(f, g, s, bx, bkey);
     /* keys name blocks only where the cache is sound for this runtime (enabled) */
     LLVMValueRef same = cr->enabled[slot];
     for (int a = 0; a < dim; a++)
@@ -540,5 +704,109 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
     LLVMValueRef in[2] = {gc, oc};
     LLVMBasicBlockRef from[2] = {here, own_end};
     LLVMAddIncoming(phi, in, from, 2);
+    return phi;
+}
+
+LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
+{
+    cg_cread *cr = f->cread;
+    int k = cr ? cg_smap_get(&cr->which, s) : 0;
+    *handled = k > 0;
+    return k ? site_container(f, &cr->site[k - 1], s, NULL) : NULL;
+}
+
+/* Branch weights saying the first successor is the usual one, so the other is laid out away
+ * from the hot code. */
+static void likely_first(cg_fn *f, LLVMValueRef br)
+{
+    LLVMMetadataRef ops[3] = {
+        LLVMMDStringInContext2(f->ctx, "branch_weights", 14),
+        LLVMValueAsMetadata(LLVMConstInt(f->t_i32, 2000, 0)),
+        LLVMValueAsMetadata(LLVMConstInt(f->t_i32, 1, 0)),
+    };
+    unsigned kind = LLVMGetMDKindIDInContext(f->ctx, "prof", 4);
+    LLVMSetMetadata(br, kind, LLVMMetadataAsValue(f->ctx, LLVMMDNodeInContext2(f->ctx, ops, 3)));
+}
+
+/* A direct read (find_direct): where the group's members all lie in its active base block,
+ * the address is that block's plus the base's cell index plus a constant; elsewhere the
+ * container and the leaf index are made as for any site, on that path only. */
+LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
+{
+    cg_cread *cr = f->cread;
+    *handled = 0;
+    if (!cr || s->op != IR_SN_FIELD_PTR || s->nargs < 2)
+        return NULL;
+    int k = cg_smap_get(&cr->which, s->arg[0]);
+    if (!k || !cr->site[k - 1].direct)
+        return NULL;
+    *handled = 1;
+    cread_site *site = &cr->site[k - 1];
+    cread_group *g = &cr->group[site->group - 1];
+    const ir_task *t = f->task;
+    const ir_field_info *fi = &t->fields[g->slot];
+    int dim = fi->dim, leaf = fi->nlevels - 1;
+    int32_t lsid = cg_snode_id(f, g->slot, leaf);
+    if (lsid < 0)
+        return NULL;
+    if (!cr->enabled[g->slot] && slot_setup(f, g->slot) != 0)
+        return NULL;
+    if (!cr->helper[g->slot] && !(cr->helper[g->slot] = make_helper(f, site)))
+        return NULL;
+    LLVMValueRef bx[IR_MAX_DIM], bkey[IR_MAX_DIM];
+    for (int a = 0; a < dim; a++) {
+        if (!(bx[a] = cg_val(f, g->base[a])))
+            return NULL;
+        bkey[a] = leaf_key(f, g->slot, lsid, a, bx[a]);
+    }
+    LLVMValueRef gc = group_block(f, g, s, bx, bkey);
+    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.edge");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
+    LLVMValueRef fast_at = NULL;
+    LLVMBasicBlockRef fast_end = NULL;
+    if (g->interior) {
+        LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.inner");
+        LLVMValueRef br = LLVMBuildCondBr(f->b, g->interior, fast, slow);
+        likely_first(f, br);
+        LLVMPositionBuilderAtEnd(f->b, fast);
+        int64_t dcell = 0;
+        for (int a = 0; a < dim; a++) {
+            LLVMValueRef ish = snode_u32(f, g->slot, lsid, cg_off_snode_index_shift(a));
+            dcell += (int64_t)site->delta[a] << LLVMConstIntGetZExtValue(ish);
+        }
+        /* the read's own slot: slots placed in one tree share its containers (and so may
+         * share the sn_child), each at its own place in the cell */
+        const ir_field_info *rf = &t->fields[s->field];
+        int32_t rsid = cg_snode_id(f, s->field, rf->nlevels - 1);
+        if (rsid < 0)
+            return NULL;
+        uint64_t esz = (uint64_t)ir_type_size(rf->elem);
+        LLVMValueRef hdr = cg_rt_load(f, s->field, CG_AT_SNODE, rsid, offsetof(plm_rt_snode, header_bytes), f->t_i64);
+        LLVMValueRef foff = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, offset), f->t_i64);
+        LLVMValueRef stride = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
+        LLVMValueRef cell = LLVMBuildAdd(f->b, LLVMBuildSExt(f->b, g->cell, f->t_i64, ""),
+                                         LLVMConstInt(f->t_i64, (unsigned long long)dcell, 1), "");
+        LLVMValueRef off = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""),
+                                        LLVMConstInt(f->t_i64, s->comp * esz, 0), "");
+        off = LLVMBuildAdd(f->b, off, LLVMBuildMul(f->b, cell, stride, ""), "");
+        fast_at = LLVMBuildGEP2(f->b, f->t_i8, gc, &off, 1, "rd.at");
+        fast_end = LLVMGetInsertBlock(f->b);
+        LLVMBuildBr(f->b, done);
+    } else {
+        LLVMBuildBr(f->b, slow);
+    }
+    LLVMPositionBuilderAtEnd(f->b, slow);
+    LLVMValueRef c = site_container(f, site, s, gc);
+    LLVMValueRef i = c ? cg_emit_sn_index(f, s->arg[1], lsid) : NULL;
+    LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, c, i) : NULL;
+    if (!slow_at)
+        return NULL;
+    LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, f->t_ptr, "rd.ptr");
+    LLVMValueRef in[2] = {slow_at, fast_at};
+    LLVMBasicBlockRef from[2] = {slow_end, fast_end};
+    LLVMAddIncoming(phi, in, from, fast_at ? 2 : 1);
     return phi;
 }

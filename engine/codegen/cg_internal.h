@@ -280,6 +280,10 @@ int cg_cread_setup(cg_fn *f);
 void cg_cread_free(cg_cread *cr);
 int cg_cread_skips(const cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
+/* The address of a read at a cached site that groups with others at one base (the corners of
+ * a trilinear sample); handled = 0: not such a read. The site's sn_child and leaf sn_index are
+ * then among the statements cg_cread_skips names. */
+LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
 /* Called as the emission of blk starts: a loop body may be emitted twice (a fast and a generic
  * copy), and lookups emitted in the earlier copy of blk dominate nothing in the later one. */
 void cg_cread_block_start(cg_fn *f, const ir_block *blk);

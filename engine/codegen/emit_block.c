@@ -291,6 +291,12 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
             if (handled)
                 return p ? put(f, s, p) : -1;
         }
+        if (s->op == IR_SN_FIELD_PTR) {
+            int handled;
+            LLVMValueRef p = cg_cread_field_ptr(f, s, &handled);
+            if (handled)
+                return p ? put(f, s, p) : -1;
+        }
     }
     switch (s->op) {
     case IR_CONST: return put(f, s, cg_emit_const(f, s));
