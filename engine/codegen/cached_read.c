@@ -774,22 +774,12 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
             LLVMValueRef ish = snode_u32(f, g->slot, lsid, cg_off_snode_index_shift(a));
             dcell += (int64_t)site->delta[a] << LLVMConstIntGetZExtValue(ish);
         }
-        /* the read's own slot: slots placed in one tree share its containers (and so may
-         * share the sn_child), each at its own place in the cell */
-        const ir_field_info *rf = &t->fields[s->field];
-        int32_t rsid = cg_snode_id(f, s->field, rf->nlevels - 1);
-        if (rsid < 0)
-            return NULL;
-        uint64_t esz = (uint64_t)ir_type_size(rf->elem);
-        LLVMValueRef hdr = cg_rt_load(f, s->field, CG_AT_SNODE, rsid, offsetof(plm_rt_snode, header_bytes), f->t_i64);
-        LLVMValueRef foff = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, offset), f->t_i64);
-        LLVMValueRef stride = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
+        /* at the read's own place (slots placed in one tree share containers, and so may
+         * share the sn_child) */
         LLVMValueRef cell = LLVMBuildAdd(f->b, LLVMBuildSExt(f->b, g->cell, f->t_i64, ""),
                                          LLVMConstInt(f->t_i64, (unsigned long long)dcell, 1), "");
-        LLVMValueRef off = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""),
-                                        LLVMConstInt(f->t_i64, s->comp * esz, 0), "");
-        off = LLVMBuildAdd(f->b, off, LLVMBuildMul(f->b, cell, stride, ""), "");
-        fast_at = LLVMBuildGEP2(f->b, f->t_i8, gc, &off, 1, "rd.at");
+        if (!(fast_at = cg_dense_elem(f, s, gc, cell, NULL)))
+            return NULL;
         fast_end = LLVMGetInsertBlock(f->b);
         LLVMBuildBr(f->b, done);
     } else {

@@ -144,6 +144,11 @@ LLVMValueRef cg_emit_sn(cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_emit_sn_index(cg_fn *f, const ir_stmt *s, int32_t sid);
 /* sn_field_ptr s with its container and cell index given (the fast copies compute them). */
 LLVMValueRef cg_emit_field_ptr_at(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef i);
+/* The element address of sn_field_ptr fptr in dense leaf container c at cell `cell` (i64):
+ * c + header + the field's offset + component * element size + cell * stride (NULL: the
+ * field's stride, loaded). No NULL or range handling. */
+LLVMValueRef cg_dense_elem(cg_fn *f, const ir_stmt *fptr, LLVMValueRef c, LLVMValueRef cell,
+                           LLVMValueRef stride);
 /* Calls a runtime function (declared on first use). */
 LLVMValueRef cg_call_rt(cg_fn *f, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
                         LLVMValueRef *args, unsigned n);

@@ -366,6 +366,26 @@ static LLVMValueRef sn_lookup(cg_fn *f, const ir_stmt *s, int32_t sid, LLVMValue
     return guard_end(f, &g, v, null);
 }
 
+LLVMValueRef cg_dense_elem(cg_fn *f, const ir_stmt *fptr, LLVMValueRef c, LLVMValueRef cell,
+                          LLVMValueRef stride)
+{
+    const ir_field_info *fi = &f->task->fields[fptr->field];
+    int32_t sid = cg_snode_id(f, fptr->field, fi->nlevels - 1);
+    if (sid < 0)
+        return NULL;
+    if (!stride)
+        stride = cg_rt_load(f, fptr->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
+    LLVMValueRef hdr = cg_rt_load(f, fptr->field, CG_AT_SNODE, sid,
+                                  offsetof(plm_rt_snode, header_bytes), f->t_i64);
+    LLVMValueRef foff = cg_rt_load(f, fptr->field, CG_AT_FIELD, 0,
+                                   offsetof(plm_rt_field, offset), f->t_i64);
+    LLVMValueRef comp_off =
+        LLVMConstInt(f->t_i64, (uint64_t)fptr->comp * (uint64_t)ir_type_size(fi->elem), 0);
+    LLVMValueRef o = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""), comp_off, "");
+    o = LLVMBuildAdd(f->b, o, LLVMBuildMul(f->b, cell, stride, ""), "");
+    return byte_gep(f, f->b, c, o);
+}
+
 static LLVMValueRef sn_field_ptr(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef i)
 {
     const ir_field_info *fi = &f->task->fields[s->field];
@@ -387,19 +407,10 @@ static LLVMValueRef sn_field_ptr(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLV
     LLVMValueRef ok = valid(f, c, i);
     int kind = fi->levels[leaf].kind;
     if (kind == IR_KIND_DENSE) {
-        LLVMValueRef hdr = cg_rt_load(f, s->field, CG_AT_SNODE, sid,
-                                      offsetof(plm_rt_snode, header_bytes), f->t_i64);
-        LLVMValueRef foff = cg_rt_load(f, s->field, CG_AT_FIELD, 0,
-                                       offsetof(plm_rt_field, offset), f->t_i64);
-        LLVMValueRef stride = cg_rt_load(f, s->field, CG_AT_FIELD, 0,
-                                         offsetof(plm_rt_field, stride), f->t_i64);
-        LLVMValueRef base = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""), comp_off, "");
-        LLVMValueRef o = LLVMBuildAdd(
-            f->b, base, LLVMBuildMul(f->b, LLVMBuildSExt(f->b, i, f->t_i64, ""), stride, ""),
-            "");
+        LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildSExt(f->b, i, f->t_i64, ""), NULL);
         if (s->activate)
             cg_note_range(f, s->field, c, i);
-        return LLVMBuildSelect(f->b, ok, byte_gep(f, f->b, c, o), other, "fptr");
+        return LLVMBuildSelect(f->b, ok, at, other, "fptr");
     }
     guard g;
     guard_begin(f, &g, ok, c, rt, sid, s->activate);

@@ -431,20 +431,14 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
     /* a dense leaf: container + header + field offset + component + cell * element size
      * (the check saw unit stride); a missing block reads as NULL (the background) and a write
      * to one (out of range: activation never leaves NULL otherwise) goes to the sink */
-    int32_t sid = cg_snode_id(f, a->slot, fi->nlevels - 1);
-    if (sid < 0)
-        return NULL;
     uint64_t esz = (uint64_t)ir_type_size(fi->elem);
-    LLVMValueRef hdr = cg_rt_load(f, a->slot, CG_AT_SNODE, sid, offsetof(plm_rt_snode, header_bytes), f->t_i64);
-    LLVMValueRef foff = cg_rt_load(f, a->slot, CG_AT_FIELD, 0, offsetof(plm_rt_field, offset), f->t_i64);
-    LLVMValueRef off = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""),
-                                    LLVMConstInt(f->t_i64, a->fptr->comp * esz, 0), "");
-    off = LLVMBuildAdd(f->b, off, LLVMBuildMul(f->b, LLVMBuildZExt(f->b, cell, f->t_i64, ""),
-                                               LLVMConstInt(f->t_i64, esz, 0), ""), "");
     /* the entry's own block is never NULL: it came from the list */
     LLVMValueRef isnull = c == fast->entry_container ? LLVMConstInt(f->t_i1, 0, 0)
                                                      : LLVMBuildIsNull(f->b, c, "");
-    LLVMValueRef at = LLVMBuildGEP2(f->b, f->t_i8, c, &off, 1, "fast.at");
+    LLVMValueRef at = cg_dense_elem(f, a->fptr, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""),
+                                    LLVMConstInt(f->t_i64, esz, 0));
+    if (!at)
+        return NULL;
     if (!a->fptr->activate) {
         /* a read: global_load picks the background on isnull; the address itself is only
          * loaded from when the block exists */
