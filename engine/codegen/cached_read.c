@@ -772,7 +772,7 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         int64_t dcell = 0;
         for (int a = 0; a < dim; a++) {
             LLVMValueRef ish = snode_u32(f, g->slot, lsid, cg_off_snode_index_shift(a));
-            dcell += (int64_t)site->delta[a] << LLVMConstIntGetZExtValue(ish);
+            dcell += (int64_t)site->delta[a] * ((int64_t)1 << LLVMConstIntGetZExtValue(ish));
         }
         /* at the read's own place (slots placed in one tree share containers, and so may
          * share the sn_child) */
