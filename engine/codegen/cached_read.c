@@ -70,6 +70,7 @@ typedef struct cread_group {
      * cell index there. Then a member's cell index is cell + a constant. */
     LLVMValueRef interior, cell;
     int32_t dmin[IR_MAX_DIM], dmax[IR_MAX_DIM]; /* members' deltas, per axis */
+    int direct;                                 /* some member is direct: interior is used */
 } cread_group;
 
 struct cg_cread {
@@ -352,6 +353,9 @@ static int find_direct(const ir_task *t, cg_cread *cr)
         if (!cr->site[cr->leaf_idx.vals[j] - 1].direct)
             cr->leaf_idx.vals[j] = 0;
     }
+    for (int i = 0; i < cr->nsite; i++)
+        if (cr->site[i].direct)
+            cr->group[cr->site[i].group - 1].direct = 1;
     return 0;
 }
 
@@ -650,7 +654,9 @@ static LLVMValueRef group_block(cg_fn *f, cread_group *g, const ir_stmt *s, LLVM
     int dim = f->task->fields[g->slot].dim;
     g->last = cached_lookup(f, g->slot, dim, g->key, &g->cont, bx, bkey);
     g->last_blk = s->parent;
-    group_interior(f, g, bx, g->last);
+    g->interior = g->cell = NULL;
+    if (g->direct) /* only direct reads test it */
+        group_interior(f, g, bx, g->last);
     return g->last;
 }
 
