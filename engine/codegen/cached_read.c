@@ -71,6 +71,13 @@ typedef struct cread_group {
     LLVMValueRef interior, cell;
     int32_t dmin[IR_MAX_DIM], dmax[IR_MAX_DIM]; /* members' deltas, per axis */
     int direct;                                 /* some member is direct: interior is used */
+    /* Direct reads through the slot's table of the blocks around the list entry (tab > 0;
+     * 0 undecided, < 0 not): tab_ok says every member lies in one of those blocks, u is the
+     * base voxel less the entry's first voxel; both made once where that dominates, like
+     * `last`. */
+    int tab;
+    LLVMValueRef tab_ok, u[IR_MAX_DIM];
+    const ir_block *tab_blk;
 } cread_group;
 
 struct cg_cread {
@@ -85,6 +92,11 @@ struct cg_cread {
     /* per slot, made at first use */
     LLVMValueRef helper[64];
     LLVMValueRef enabled[64], null_ok[64], shift[64][IR_MAX_DIM];
+    /* struct_for on the CPU: the list entry's first voxel (set per entry by cg_cread_entry),
+     * and per slot read through a table the alloca of its 3^dim blocks around the entry */
+    LLVMValueRef ent[IR_MAX_DIM];
+    int have_ent;
+    LLVMValueRef table[64];
 };
 
 /* ---- recognition ---- */
@@ -593,9 +605,12 @@ static int encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s-
 void cg_cread_block_start(cg_fn *f, const ir_block *blk)
 {
     cg_cread *cr = f->cread;
-    for (int k = 0; k < cr->ngroup; k++)
+    for (int k = 0; k < cr->ngroup; k++) {
         if (cr->group[k].last && nested_in(cr->group[k].last_blk, blk))
             cr->group[k].last = NULL;
+        if (cr->group[k].tab_ok && nested_in(cr->group[k].tab_blk, blk))
+            cr->group[k].tab_ok = NULL;
+    }
 }
 
 static LLVMValueRef const_u32(cg_fn *f, int slot, int32_t sid, uint64_t member, int *known)
@@ -605,41 +620,64 @@ static LLVMValueRef const_u32(cg_fn *f, int slot, int32_t sid, uint64_t member, 
     return v;
 }
 
+/* A dense leaf's geometry where the compiler knows it (the bound layout's constants), its
+ * cells single voxels and its extent covering its cells: 0, else -1. */
+typedef struct leaf_geom {
+    int64_t off[IR_MAX_DIM];                        /* coord_offset */
+    unsigned ext[IR_MAX_DIM], bits[IR_MAX_DIM], ish[IR_MAX_DIM];
+} leaf_geom;
+
+static int leaf_geometry(cg_fn *f, int slot, leaf_geom *lg)
+{
+    const ir_field_info *fi = &f->task->fields[slot];
+    int leaf = fi->nlevels - 1, known = 1;
+    int32_t lsid = cg_snode_id(f, slot, leaf);
+    if (lsid < 0 || fi->levels[leaf].kind != IR_KIND_DENSE)
+        return -1;
+    for (int a = 0; a < fi->dim; a++) {
+        LLVMValueRef off = const_u32(f, slot, lsid, offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a, &known);
+        LLVMValueRef ext = const_u32(f, slot, lsid, offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a, &known);
+        LLVMValueRef ash = const_u32(f, slot, lsid, cg_off_snode_axis_shift(a), &known);
+        LLVMValueRef bits = const_u32(f, slot, lsid, cg_off_snode_axis_bits(a), &known);
+        LLVMValueRef ish = const_u32(f, slot, lsid, cg_off_snode_index_shift(a), &known);
+        if (!known || LLVMConstIntGetZExtValue(ash) != 0 ||
+            LLVMConstIntGetZExtValue(ext) < LLVMConstIntGetZExtValue(bits) ||
+            LLVMConstIntGetZExtValue(ext) > 62 || LLVMConstIntGetZExtValue(bits) > 30 ||
+            LLVMConstIntGetZExtValue(ish) > 30)
+            return -1;
+        lg->off[a] = LLVMConstIntGetSExtValue(off);
+        lg->ext[a] = (unsigned)LLVMConstIntGetZExtValue(ext);
+        lg->bits[a] = (unsigned)LLVMConstIntGetZExtValue(bits);
+        lg->ish[a] = (unsigned)LLVMConstIntGetZExtValue(ish);
+    }
+    return 0;
+}
+
 /* Whether every member of g lies in the base voxel's block, and the base's cell index there
  * (g->interior, g->cell; interior stays NULL when the geometry is not known at compile time
  * or the leaf's cells are not single voxels). c is the block's container. */
 static void group_interior(cg_fn *f, cread_group *g, LLVMValueRef bx[], LLVMValueRef c)
 {
     cg_cread *cr = f->cread;
-    const ir_field_info *fi = &f->task->fields[g->slot];
-    int leaf = fi->nlevels - 1, dim = fi->dim, known = 1;
-    int32_t lsid = cg_snode_id(f, g->slot, leaf);
+    int dim = f->task->fields[g->slot].dim;
+    leaf_geom lg;
     g->interior = g->cell = NULL;
-    if (lsid < 0 || fi->levels[leaf].kind != IR_KIND_DENSE)
+    if (leaf_geometry(f, g->slot, &lg) != 0)
         return;
     LLVMValueRef in = LLVMBuildAnd(f->b, cr->enabled[g->slot], LLVMBuildIsNotNull(f->b, c, ""), "");
     LLVMValueRef cell = c32(f, 0);
     for (int a = 0; a < dim; a++) {
-        LLVMValueRef off = const_u32(f, g->slot, lsid, offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a, &known);
-        LLVMValueRef ext = const_u32(f, g->slot, lsid, offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a, &known);
-        LLVMValueRef ash = const_u32(f, g->slot, lsid, cg_off_snode_axis_shift(a), &known);
-        LLVMValueRef bits = const_u32(f, g->slot, lsid, cg_off_snode_axis_bits(a), &known);
-        LLVMValueRef ish = const_u32(f, g->slot, lsid, cg_off_snode_index_shift(a), &known);
-        if (!known || LLVMConstIntGetZExtValue(ash) != 0 ||
-            LLVMConstIntGetZExtValue(ext) < LLVMConstIntGetZExtValue(bits) ||
-            LLVMConstIntGetZExtValue(ext) > 62 || LLVMConstIntGetZExtValue(bits) > 30)
-            return;
-        int32_t size = (int32_t)1 << LLVMConstIntGetZExtValue(bits);
+        int32_t size = (int32_t)1 << lg.bits[a];
         /* in range, as the leaf's sn_index decides it, and the cell along this axis */
         LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, bx[a], f->t_i64, ""),
-                                      LLVMBuildSExt(f->b, off, f->t_i64, ""), "");
-        LLVMValueRef lim = LLVMConstInt(f->t_i64, 1ull << LLVMConstIntGetZExtValue(ext), 0);
+                                      LLVMConstInt(f->t_i64, (unsigned long long)lg.off[a], 1), "");
+        LLVMValueRef lim = LLVMConstInt(f->t_i64, 1ull << lg.ext[a], 0);
         in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntULT, u, lim, ""), "");
         LLVMValueRef p = LLVMBuildAnd(f->b, LLVMBuildTrunc(f->b, u, f->t_i32, ""), c32(f, size - 1), "");
         /* every member's p + delta in [0, size) */
         in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSGE, p, c32(f, -(long long)g->dmin[a]), ""), "");
         in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSLT, p, c32(f, size - (long long)g->dmax[a]), ""), "rd.interior");
-        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, ish, ""), "");
+        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, c32(f, lg.ish[a]), ""), "");
     }
     g->interior = in;
     g->cell = cell;
@@ -721,6 +759,172 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled)
     return k ? site_container(f, &cr->site[k - 1], s, NULL) : NULL;
 }
 
+/* ---- per list entry: the blocks around it (struct_for on the CPU) ----
+ * A struct_for runs over one leaf block of the iterated field per list entry, and a sample
+ * near one of its voxels reads from that block or one next to it. So where a slot's leaf
+ * blocks line up with the iterated field's, the 3^dim blocks around the entry's are looked up
+ * as the entry starts (one walk each: the container, or NULL where inactive or out of range),
+ * and a direct read whose group lies among them takes its member's block from that table by
+ * arithmetic: no compare with a cached key, and no branch on whether the sample straddles a
+ * block boundary, which at data-dependent points (a backtrace) is a coin toss per sample.
+ * A NULL in the table is only kept where nothing the task does can activate that block
+ * (null_ok); elsewhere every read takes the cached way. */
+
+/* Whether group g's direct reads go through the table; decided at the first entry. */
+static int table_decide(cg_fn *f, cread_group *g)
+{
+    if (g->tab)
+        return g->tab > 0;
+    cg_cread *cr = f->cread;
+    const ir_task *t = f->task;
+    int it = t->field, dim = t->fields[g->slot].dim;
+    leaf_geom lg, li;
+    g->tab = -1;
+    if (f->target != CG_TARGET_CPU || t->kind != IR_TASK_STRUCT_FOR || !g->direct ||
+        cr->activates[g->slot] || it >= t->nfields || dim != t->fields[it].dim ||
+        leaf_geometry(f, g->slot, &lg) != 0 || leaf_geometry(f, it, &li) != 0)
+        return 0;
+    for (int a = 0; a < dim; a++)
+        if (lg.bits[a] != li.bits[a] || ((lg.off[a] - li.off[a]) & ((1 << lg.bits[a]) - 1)) != 0)
+            return 0;
+    g->tab = 1;
+    return 1;
+}
+
+/* The slot's table for the entry whose first voxel is coord: 3^dim walks, block (d_0, ..)
+ * (each d in -1..1) at index sum (d_a + 1) 3^(dim-1-a). */
+static int fill_table(cg_fn *f, int slot, LLVMValueRef coord[])
+{
+    cg_cread *cr = f->cread;
+    int dim = f->task->fields[slot].dim, n = 1;
+    leaf_geom lg;
+    if (leaf_geometry(f, slot, &lg) != 0)
+        return cg_fail(f, "cached read: the table's geometry changed");
+    for (int a = 0; a < dim; a++)
+        n *= 3;
+    const cread_site *site = NULL;
+    for (int i = 0; i < cr->nsite && !site; i++)
+        if ((int)cr->site[i].child->field == slot)
+            site = &cr->site[i];
+    if (!site)
+        return cg_fail(f, "cached read: a table for a slot with no reads");
+    if (!cr->enabled[slot] && slot_setup(f, slot) != 0)
+        return -1;
+    if (!cr->helper[slot] && !(cr->helper[slot] = make_helper(f, site)))
+        return -1;
+    if (!cr->table[slot])
+        cr->table[slot] = cg_entry_alloca(f, LLVMArrayType(f->t_ptr, (unsigned)n), "rd.table");
+    for (int k = 0; k < n; k++) {
+        LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx};
+        for (int a = dim - 1, r = k; a >= 0; a--, r /= 3)
+            args[1 + a] = LLVMBuildAdd(f->b, coord[a], c32(f, (long long)(r % 3 - 1) * (1ll << lg.bits[a])), "");
+        LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
+                                        cr->helper[slot], args, (unsigned)(1 + dim), "rd.nb");
+        LLVMValueRef at = LLVMConstInt(f->t_i64, (unsigned long long)k, 0);
+        LLVMBuildStore(f->b, c, LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &at, 1, ""));
+    }
+    return 0;
+}
+
+int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM])
+{
+    cg_cread *cr = f->cread;
+    if (!cr)
+        return 0;
+    cr->have_ent = coord != NULL;
+    if (!coord)
+        return 0;
+    const ir_task *t = f->task;
+    for (int a = 0; a < t->fields[t->field].dim && a < IR_MAX_DIM; a++)
+        cr->ent[a] = coord[a];
+    uint8_t want[64] = {0};
+    for (int k = 0; k < cr->ngroup; k++)
+        if (table_decide(f, &cr->group[k]))
+            want[cr->group[k].slot] = 1;
+    for (int s = 0; s < 64; s++)
+        if (want[s] && fill_table(f, s, coord) != 0)
+            return -1;
+    return 0;
+}
+
+static void likely_first(cg_fn *f, LLVMValueRef br);
+
+/* A direct read of a table group: its block from the table where the group lies among the
+ * entry's neighbours, through its own cache elsewhere. */
+static LLVMValueRef table_read(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt *s,
+                               int32_t lsid, LLVMValueRef bx[])
+{
+    cg_cread *cr = f->cread;
+    int slot = g->slot, dim = f->task->fields[slot].dim;
+    leaf_geom lg;
+    if (leaf_geometry(f, slot, &lg) != 0) {
+        cg_fail(f, "cached read: the table's geometry changed");
+        return NULL;
+    }
+    if (!(g->tab_ok && encloses(g->tab_blk, s))) {
+        /* the base less the entry's first voxel, and whether every member's voxel is within
+         * one block of the entry's along each axis */
+        LLVMValueRef ok = cr->null_ok[slot];
+        for (int a = 0; a < dim; a++) {
+            long long size = 1ll << lg.bits[a];
+            LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, bx[a], f->t_i64, ""),
+                                          LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), "rd.u");
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
+                              LLVMConstInt(f->t_i64, (unsigned long long)(-size - g->dmin[a]), 1), ""), "");
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
+                              LLVMConstInt(f->t_i64, (unsigned long long)(2 * size - g->dmax[a]), 1), ""), "rd.near");
+            g->u[a] = u;
+        }
+        g->tab_ok = ok;
+        g->tab_blk = s->parent;
+    }
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.tab");
+    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.far");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
+    likely_first(f, LLVMBuildCondBr(f->b, g->tab_ok, tb, slow));
+    LLVMPositionBuilderAtEnd(f->b, tb);
+    LLVMValueRef index = LLVMConstInt(f->t_i64, 0, 0), cell = c32(f, 0);
+    for (int a = 0; a < dim; a++) {
+        LLVMValueRef v = LLVMBuildTrunc(
+            f->b, LLVMBuildAdd(f->b, g->u[a], LLVMConstInt(f->t_i64, (unsigned long long)(long long)site->delta[a], 1), ""),
+            f->t_i32, "");
+        LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, c32(f, lg.bits[a]), ""), c32(f, 1), "");
+        index = LLVMBuildAdd(f->b, LLVMBuildMul(f->b, index, LLVMConstInt(f->t_i64, 3, 0), ""),
+                             LLVMBuildZExt(f->b, nb, f->t_i64, ""), "");
+        LLVMValueRef p = LLVMBuildAnd(f->b, v, c32(f, (1ll << lg.bits[a]) - 1), "");
+        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, c32(f, lg.ish[a]), ""), "");
+    }
+    LLVMValueRef c = LLVMBuildLoad2(f->b, f->t_ptr,
+                                    LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &index, 1, ""), "rd.nbk");
+    LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""), NULL);
+    if (!at)
+        return NULL;
+    LLVMValueRef tab_at = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""),
+                                          LLVMConstPointerNull(f->t_ptr), at, "");
+    LLVMBasicBlockRef tab_end = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, slow);
+    LLVMValueRef x[IR_MAX_DIM], key[IR_MAX_DIM];
+    for (int a = 0; a < dim; a++) {
+        if (!(x[a] = cg_val(f, site->idx->arg[a])))
+            return NULL;
+        key[a] = leaf_key(f, slot, lsid, a, x[a]);
+    }
+    LLVMValueRef oc = cached_lookup(f, slot, dim, site->key, &site->cont, x, key);
+    LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
+    LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, oc, i) : NULL;
+    if (!slow_at)
+        return NULL;
+    LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, f->t_ptr, "rd.ptr");
+    LLVMValueRef in[2] = {tab_at, slow_at};
+    LLVMBasicBlockRef from[2] = {tab_end, slow_end};
+    LLVMAddIncoming(phi, in, from, 2);
+    return phi;
+}
+
 /* Branch weights saying the first successor is the usual one, so the other is laid out away
  * from the hot code. */
 static void likely_first(cg_fn *f, LLVMValueRef br)
@@ -765,6 +969,8 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
             return NULL;
         bkey[a] = leaf_key(f, g->slot, lsid, a, bx[a]);
     }
+    if (cr->have_ent && g->tab > 0)
+        return table_read(f, site, g, s, lsid, bx);
     LLVMValueRef gc = group_block(f, g, s, bx, bkey);
     LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.edge");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");

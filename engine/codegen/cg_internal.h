@@ -289,6 +289,10 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
  * a trilinear sample); handled = 0: not such a read. The site's sn_child and leaf sn_index are
  * then among the statements cg_cread_skips names. */
 LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
+/* struct_for on the CPU: called as each list entry starts (coord: its first voxel), before
+ * its cells, and with coord NULL after the entry loop. Fills the tables of blocks around the
+ * entry that direct reads use (cached_read.c). 0, or -1 with the error set. */
+int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM]);
 /* Called as the emission of blk starts: a loop body may be emitted twice (a fast and a generic
  * copy), and lookups emitted in the earlier copy of blk dominate nothing in the later one. */
 void cg_cread_block_start(cg_fn *f, const ir_block *blk);

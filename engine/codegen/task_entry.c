@@ -473,13 +473,18 @@ static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
         mask[a] = LLVMBuildSub(f->b, LLVMBuildShl(f->b, LLVMConstInt(i32, 1, 0), bits, ""),
                                LLVMConstInt(i32, 1, 0), "mask");
     }
+    if (target == CG_TARGET_CPU && cg_cread_entry(f, coord) != 0)
+        return -1;
     f->fast = fast;
     if (fast && cg_fast_struct_entry(f, coord, container) != 0) {
         f->fast = NULL;
         return -1;
     }
-    if (fast && leaf_kind == IR_KIND_DENSE && target == CG_TARGET_CPU && fi->dim >= 1)
-        return fast_cells(f, loop, fast, coord, &ck);
+    if (fast && leaf_kind == IR_KIND_DENSE && target == CG_TARGET_CPU && fi->dim >= 1) {
+        int rc = fast_cells(f, loop, fast, coord, &ck);
+        cg_cread_entry(f, NULL);
+        return rc;
+    }
     LLVMValueRef i = loop_open(f, &cc, i32, cstart, LLVMConstInt(i32, (unsigned)ncells, 0),
                                cstep, "cell");
     if (leaf_kind != IR_KIND_DENSE) {
@@ -511,6 +516,7 @@ static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
         cg_pop_loop(f);
     }
     f->fast = NULL;
+    cg_cread_entry(f, NULL);
     if (ok) {
         loop_close(f, &cc);
         loop_close(f, &ck);

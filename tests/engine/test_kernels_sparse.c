@@ -250,6 +250,145 @@ static void test_gather_vec3(void)
     CHECK(n > 10000);
 }
 
+/* Trilinear samples near each voxel, at points that vary per voxel (a backtrace): the code
+ * generator takes each corner's block from a table of the blocks around the list entry
+ * (engine/codegen/cached_read.c). The displacements reach up to 3 voxels, so corners fall in
+ * all 27 neighbours, active or not; some voxels jump 11 voxels (past the table: the cached
+ * way), and two blocks at the ends of the index range sample beyond it (the background). */
+static float near_d(int x, int y, int z, int c)
+{
+    if (((x * 3 + y * 5 + z * 7 + 1000) % 29) == 0)
+        return c == 1 ? -11.25f : 11.5f;
+    return (float)(((x * 13 + y * 7 + z * 3 + c * 11 + 1000) % 25) - 12) * 0.25f + 0.125f;
+}
+#define NEAR_EDGE 2040 /* blocks [2040, 2048) and [-2048, -2040) along x: the index range's ends */
+static float near_src(int x, int y, int z)
+{
+    if ((x >= NEAR_EDGE && x < NEAR_EDGE + 8) || (x >= -2048 && x < -2040))
+        return (y >= 0 && y < 8 && z >= 0 && z < 8) ? pattern(x, y, z) : 0.25f;
+    return src_at(x, y, z, 0.25f);
+}
+
+static void near_fill(eng_field *f, int vec, int x0)
+{
+    float vals[3 * 512];
+    for (int n = 0; n < 512; n++) {
+        int x = x0 + n / 64, y = (n / 8) % 8, z = n % 8;
+        for (int c = 0; c < (vec ? 3 : 1); c++)
+            vals[(vec ? 3 : 1) * n + c] = vec ? near_d(x, y, z, c) + (x0 > 0 ? 6.0f : x0 < 0 ? -6.0f : 0.0f) * (c == 0)
+                                              : pattern(x, y, z);
+    }
+    int32_t o[3] = {x0, 0, 0};
+    CHECK_OK(ctx, eng_field_write_block(ctx, f, o, vals, NULL));
+}
+
+static void test_near_sample(void)
+{
+    eng_field *src = et_field(ctx, "ns_src", 3, ENG_F32, 0.25f);
+    eng_field *d = et_field(ctx, "ns_d", 3, ENG_VEC3, 0.0f);
+    eng_field *dst = et_field(ctx, "ns_dst", 3, ENG_F32, 0.0f);
+    fill_pattern(src);
+    near_fill(src, 0, NEAR_EDGE);
+    near_fill(src, 0, -2048);
+    float vals[3 * 512];
+    for (int bx = -4; bx < 4; bx++)
+        for (int by = -4; by < 4; by++)
+            for (int bz = -4; bz < 4; bz++) {
+                if (!block_on(bx, by, bz) && ((bx + by + bz) & 1))
+                    continue; /* d covers src's blocks and some src lacks */
+                int32_t o[3] = {bx * 8, by * 8, bz * 8};
+                for (int n = 0; n < 512; n++)
+                    for (int c = 0; c < 3; c++)
+                        vals[3 * n + c] = near_d(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8, c);
+                CHECK_OK(ctx, eng_field_write_block(ctx, d, o, vals, NULL));
+            }
+    near_fill(d, 1, NEAR_EDGE); /* x displacements pushed 6 voxels outwards */
+    near_fill(d, 1, -2048);
+    eng_program *p = et_compile(ctx,
+        "kernel near(field<f32> src, field<vec3> d, field<f32> dst) {\n"
+        "    for (I in d) {\n"
+        "        dst[I] = sample(src, vec3(I) + d[I]);\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[3] = {et_f(src), et_f(d), et_f(dst)};
+    if (et_run(ctx, p, "near", args, 3))
+        return;
+    int bad = 0, n = 0, far = 0, crossing = 0, outside = 0;
+    for (int x = -2048; x < 2048; x++) {
+        if (x == -2040)
+            x = -32;
+        if (x == 32)
+            x = NEAR_EDGE;
+        for (int y = -32; y < 32; y++)
+            for (int z = -32; z < 32; z++) {
+                int edge = x >= NEAR_EDGE || x < -32;
+                if (edge ? (y < 0 || y >= 8 || z < 0 || z >= 8)
+                         : !(active_at(x, y, z) || !(((x + 64) / 8 + (y + 64) / 8 + (z + 64) / 8) & 1)))
+                    continue;
+                float v[3], w[3];
+                int b[3], in[3] = {x, y, z};
+                for (int c = 0; c < 3; c++) {
+                    float dc = near_d(x, y, z, c) + (edge && c == 0 ? (x > 0 ? 6.0f : -6.0f) : 0.0f);
+                    v[c] = (float)in[c] + dc;
+                    float fl = floorf(v[c]);
+                    b[c] = (int)fl;
+                    w[c] = v[c] - fl;
+                }
+                far += fabsf(near_d(x, y, z, 0)) > 10.0f;
+                crossing += (b[0] >> 3) != (x >> 3) || (b[1] >> 3) != (y >> 3) || (b[2] >> 3) != (z >> 3);
+                outside += b[0] + 1 >= 2048 || b[0] < -2048;
+                float want = 0;
+                for (int i = 0; i < 2; i++)
+                    for (int j = 0; j < 2; j++)
+                        for (int k = 0; k < 2; k++) {
+                            int cx = b[0] + i;
+                            float sv = (cx >= 2048 || cx < -2048) ? 0.25f : near_src(cx, b[1] + j, b[2] + k);
+                            want += (i ? w[0] : 1 - w[0]) * (j ? w[1] : 1 - w[1]) * (k ? w[2] : 1 - w[2]) * sv;
+                        }
+                float got = et_at(dst, x, y, z, 0);
+                n++;
+                if (fabsf(got - want) > 1e-4f && bad++ < 5)
+                    fprintf(stderr, "near sample (%d,%d,%d): %g, expected %g\n", x, y, z, got, want);
+            }
+    }
+    CHECK(bad == 0);
+    CHECK(n > 100000 && far > 1000 && crossing > 50000 && outside > 50);
+}
+
+/* A sample of a field the same launch writes through another parameter bound to it: a block
+ * that was inactive when a list entry started may be activated by a write of that entry's
+ * own cell, which its sample must then see (7 here, not the background). */
+static void test_near_sample_written(void)
+{
+    eng_field *a = et_field(ctx, "nw_a", 3, ENG_F32, 0.25f);
+    eng_field *d = et_field(ctx, "nw_d", 3, ENG_VEC3, 0.0f);
+    eng_field *dst = et_field(ctx, "nw_dst", 3, ENG_F32, 0.0f);
+    fill_components(d, 3);
+    eng_program *p = et_compile(ctx,
+        "kernel own(field<f32> a, field<f32> b, field<vec3> d, field<f32> dst) {\n"
+        "    for (I in d) {\n"
+        "        a[I] = 7.0;\n"
+        "        dst[I] = sample(b, vec3(I) + vec3(0.0, 0.0, 0.0) * d[I]);\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[4] = {et_f(a), et_f(a), et_f(d), et_f(dst)};
+    if (et_run(ctx, p, "own", args, 4))
+        return;
+    int bad = 0, n = 0;
+    for (int x = -32; x < 32; x++)
+        for (int y = -32; y < 32; y++)
+            for (int z = -32; z < 32; z++) {
+                if (!active_at(x, y, z))
+                    continue;
+                float got = et_at(dst, x, y, z, 0);
+                n++;
+                if (got != 7.0f && bad++ < 5)
+                    fprintf(stderr, "sample after a write (%d,%d,%d): %g, expected 7\n", x, y, z, got);
+            }
+    CHECK(bad == 0);
+    CHECK(n > 10000);
+}
+
 /* Code is specialised to the geometry of the trees it was compiled for (engine/ir/ir.h,
  * ir_geom): the same kernel launched on fields whose layouts differ only in their index offset
  * must compile again, not reuse code that folded the other offset in. */
@@ -679,6 +818,8 @@ int main(void)
     test_downsample();
     test_gather();
     test_gather_vec3();
+    test_near_sample();
+    test_near_sample_written();
     test_geometry();
     test_activation();
     test_reductions();
