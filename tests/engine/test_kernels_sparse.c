@@ -648,6 +648,49 @@ static void test_vec3_field(void)
     }
 }
 
+/* A stencil over a vec3 field into another: neighbours in the next block or an inactive one
+ * (the background per component), components mixed, a fresh field written. The fast copy of
+ * the struct_for (fast_struct.c) serves fields of 12-byte elements too. */
+static void test_vec3_stencil(void)
+{
+    eng_field *v = et_field(ctx, "vs_v", 3, ENG_VEC3, 0.0f);
+    eng_field *w = et_field(ctx, "vs_w", 3, ENG_VEC3, 0.0f);
+    float bg[3] = {0.5f, 1.5f, 2.5f};
+    eng_field_set_background(v, bg);
+    fill_components(v, 3);
+    eng_program *p = et_compile(ctx,
+        "kernel vs(field<vec3> v, field<vec3> w) {\n"
+        "    for (I in v) {\n"
+        "        vec3 a = v[I + ivec3(1, 0, 0)];\n"
+        "        vec3 b = v[I - ivec3(0, 1, 0)];\n"
+        "        w[I] = vec3(a.y + b.z, a.z - v[I].x, 2.0 * b.x + v[I + ivec3(0, 0, 1)].y);\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[2] = {et_f(v), et_f(w)};
+    if (et_run(ctx, p, "vs", args, 2))
+        return;
+    int bad = 0, n = 0;
+    for (int x = -32; x < 32; x++)
+        for (int y = -32; y < 32; y++)
+            for (int z = -32; z < 32; z++) {
+                if (!active_at(x, y, z))
+                    continue;
+                float want[3] = {
+                    vsrc_at(x + 1, y, z, 1) + vsrc_at(x, y - 1, z, 2),
+                    vsrc_at(x + 1, y, z, 2) - vsrc_at(x, y, z, 0),
+                    2.0f * vsrc_at(x, y - 1, z, 0) + vsrc_at(x, y, z + 1, 1)};
+                n++;
+                for (int c = 0; c < 3; c++) {
+                    float got = et_at(w, x, y, z, c);
+                    if (fabsf(got - want[c]) > 1e-6f && bad++ < 5)
+                        fprintf(stderr, "vec3 stencil (%d,%d,%d).%d: %g, expected %g\n", x, y, z, c, got, want[c]);
+                }
+            }
+    CHECK(bad == 0);
+    CHECK(n > 10000);
+    CHECK(eng_field_active_voxels(w) == eng_field_active_voxels(v));
+}
+
 /* Three launches in a row, queued (and optimized) and eager: the same bits. */
 static const char *chain_src =
     "kernel scale(field<f32> q, f32 k) { for (I in q) { q[I] = q[I] * k; } }\n"
@@ -824,6 +867,7 @@ int main(void)
     test_activation();
     test_reductions();
     test_vec3_field();
+    test_vec3_stencil();
     test_modes();
     test_stencil_reduction_fuses();
     test_errors();
