@@ -258,6 +258,11 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
 void cg_fast_struct_cell(cg_fn *f, LLVMValueRef cell);
 LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a);
 
+/* A struct_for whose body acts only where `loop index a & mask[a] == 0` on some axes
+ * (block_head.c): the bit set of those axes (0: none), their masks in mask[]. Only reads the
+ * IR; the caller shortens the cell loops of aligned blocks. */
+int cg_block_head(const ir_stmt *loop, int32_t mask[IR_MAX_DIM]);
+
 /* Both: scopes per slot, and the per-call test that slots with accesses are bound to
  * different fields (alias_scope.c). */
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast);

@@ -388,13 +388,23 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     const ir_level *leaf = &fi->levels[fi->nlevels - 1];
     int dim = fi->dim;
     counted c[IR_MAX_DIM];
+    int32_t hmask[IR_MAX_DIM];
+    int head = cg_block_head(loop, hmask);
     LLVMValueRef cell = LLVMConstInt(f->t_i32, 0, 0);
     for (int a = 0; a < dim; a++) {
         unsigned sh = 0;
         for (int b = a + 1; b < dim; b++)
             sh += leaf->log2_size[b];
-        fast->pos[a] = loop_open(f, &c[a], f->t_i32, LLVMConstInt(f->t_i32, 0, 0),
-                                 LLVMConstInt(f->t_i32, 1u << leaf->log2_size[a], 0),
+        int32_t size = (int32_t)(1u << leaf->log2_size[a]);
+        LLVMValueRef end = LLVMConstInt(f->t_i32, (unsigned)size, 0);
+        if ((head >> a & 1) && (hmask[a] & (size - 1)) == size - 1 && size > 1) {
+            /* a block starting at a multiple of its size along a: only its first cell can
+             * pass the body's block-head test (block_head.c) */
+            LLVMValueRef low = LLVMBuildAnd(f->b, coord[a], LLVMConstInt(f->t_i32, (unsigned)(size - 1), 0), "");
+            end = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntEQ, low, LLVMConstInt(f->t_i32, 0, 0), ""),
+                                  LLVMConstInt(f->t_i32, 1, 0), end, "head.end");
+        }
+        fast->pos[a] = loop_open(f, &c[a], f->t_i32, LLVMConstInt(f->t_i32, 0, 0), end,
                                  LLVMConstInt(f->t_i32, 1, 0), "pos");
         cell = LLVMBuildOr(f->b, cell,
                            LLVMBuildShl(f->b, fast->pos[a], LLVMConstInt(f->t_i32, sh, 0), ""),
@@ -485,8 +495,24 @@ static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
         cg_cread_entry(f, NULL);
         return rc;
     }
-    LLVMValueRef i = loop_open(f, &cc, i32, cstart, LLVMConstInt(i32, (unsigned)ncells, 0),
-                               cstep, "cell");
+    LLVMValueRef cend = LLVMConstInt(i32, (unsigned)ncells, 0);
+    int32_t hmask[IR_MAX_DIM];
+    int head = target == CG_TARGET_CPU ? cg_block_head(loop, hmask) : 0;
+    if (fi->dim >= 1 && fi->dim <= IR_MAX_DIM && head == (1 << fi->dim) - 1) {
+        /* every axis tested (block_head.c): in a block whose first voxel is a multiple of its
+         * size on every axis, whose cells are single voxels (axis_shift 0) and whose cell bits
+         * the tests' masks cover, only cell 0 can pass */
+        LLVMValueRef one = LLVMConstInt(i32, 1, 0), zero = LLVMConstInt(i32, 0, 0);
+        LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
+        for (int a = 0; a < fi->dim; a++) {
+            LLVMValueRef hm = LLVMConstInt(i32, (unsigned)hmask[a], 0);
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntEQ, ash[a], zero, ""), "");
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntEQ, LLVMBuildAnd(f->b, coord[a], mask[a], ""), zero, ""), "");
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntEQ, LLVMBuildAnd(f->b, mask[a], LLVMBuildNot(f->b, hm, ""), ""), zero, ""), "head");
+        }
+        cend = LLVMBuildSelect(f->b, ok, one, cend, "head.end");
+    }
+    LLVMValueRef i = loop_open(f, &cc, i32, cstart, cend, cstep, "cell");
     if (leaf_kind != IR_KIND_DENSE) {
         /* skip inactive cells of a sparse leaf */
         static const char *const names[] = {[IR_KIND_POINTER] = "plm_rt_pointer_is_active",
