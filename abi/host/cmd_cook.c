@@ -54,12 +54,16 @@ static int32_t is_cancelled(void *user)
     return interrupted;
 }
 
+/* PLUME_VERBOSE=1 adds the plugin's informational messages, PLUME_VERBOSE=2 its debug ones too
+ * (the smoke solver's pressure solves: iterations and residuals). */
 static void log_cb(void *user, plume_log_level level, const char *msg)
 {
     (void)user;
+    const char *v = getenv("PLUME_VERBOSE");
+    int verbose = v && *v ? (strcmp(v, "2") == 0 ? 2 : strcmp(v, "0") != 0) : 0;
     if (level == PLUME_LOG_WARNING)
         fprintf(stderr, "\nplume: warning: %s\n", msg);
-    else if (level == PLUME_LOG_INFO && getenv("PLUME_VERBOSE"))
+    else if ((level == PLUME_LOG_INFO && verbose >= 1) || (level == PLUME_LOG_DEBUG && verbose >= 2))
         fprintf(stderr, "plume: %s\n", msg);
 }
 

@@ -18,7 +18,12 @@ export PLUME_KERNEL_CACHE="$tmp/kc"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 scene=$scenes/smoke_small.json
-"$plume" cook "$scene" --out "$tmp/ref" --threads 2 --deterministic --quiet 2>"$tmp/err" || fail "reference: $(cat "$tmp/err")"
+PLUME_VERBOSE=2 "$plume" cook "$scene" --out "$tmp/ref" --threads 2 --deterministic --quiet 2>"$tmp/err" || fail "reference: $(cat "$tmp/err")"
+# PLUME_VERBOSE=2 shows the plugin's debug messages: one line per pressure solve, each of which
+# reaches the scene's tolerance well before its iteration cap
+solves=$(grep -c "mgpcg pressure solve: [0-9]* iterations" "$tmp/err")
+[ "$solves" -ge 3 ] || fail "PLUME_VERBOSE=2: $solves pressure-solve lines: $(head -c 400 "$tmp/err")"
+! grep -q "stopped at the iteration cap" "$tmp/err" || fail "a pressure solve stopped at its cap: $(grep cap "$tmp/err" | head -2)"
 "$plume" cook "$scene" --out "$tmp/res" --threads 1 --deterministic --frames 1-2 --quiet 2>"$tmp/err" || fail "frames 1-2: $(cat "$tmp/err")"
 "$plume" cook "$scene" --out "$tmp/res" --threads 2 --deterministic --resume 2>"$tmp/err" || fail "resume: $(cat "$tmp/err")"
 grep -q "resuming from frame 3" "$tmp/err" || fail "no resume line: $(cat "$tmp/err")"
