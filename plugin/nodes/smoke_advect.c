@@ -1,8 +1,9 @@
 /* org.plume.smoke.advect: moves density, temperature and the staggered velocity with the
  * velocity field (semi-Lagrangian or MacCormack with clamping; RK1/2/3 backtrace) and applies
  * dissipation. Every scalar is advected with the old velocity, the velocity itself last.
- * Kernels: advect_scalar, correct_scalar, store_scalar, advect_velocity, correct_velocity,
- * store_velocity in smoke.pk. Scratch: a forward and a backward field per advected field. */
+ * Kernels in smoke.pk: center_velocity; advect_scalar(_ranged)_rkN and advect_velocity(_ranged,
+ * _back)_rkN for backtrace order N; maccormack_scalar, store_scalar, maccormack_velocity,
+ * store_velocity. Scratch: forward, backward, lower and upper bound fields per advected field. */
 #include "plugin/nodes/node_util.h"
 #include "plugin/nodes/smoke_common.h"
 
@@ -76,6 +77,15 @@ static plume_status scratch_set(pl_node *n, pl_cook_env *env, const plan *pl, in
     return pl->mac ? smoke_prune(n, env, pl->vel, out[0]) : PLUME_OK;
 }
 
+/* The advection kernels come one per backtrace order (smoke.pk says why): base "_rk" order. */
+static plume_status launch_order(pl_node *n, pl_cook_env *env, const plan *pl, const char *base,
+                                 const eng_arg *args, uint32_t nargs)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s_rk%d", base, pl->order);
+    return smoke_launch(n, env, name, args, nargs);
+}
+
 static plume_status scalar(pl_node *n, pl_cook_env *env, const plan *pl, eng_field *q, int base,
                            const char *name, double keep, double rest)
 {
@@ -84,24 +94,23 @@ static plume_status scalar(pl_node *n, pl_cook_env *env, const plan *pl, eng_fie
     if (st != PLUME_OK)
         return st;
     eng_arg vel = smoke_field_arg(pl->vel), vc = smoke_field_arg(pl->vc);
-    eng_arg s = smoke_num(pl->s), order = smoke_num(pl->order);
+    eng_arg s = smoke_num(pl->s);
     if (!pl->mac) {
-        eng_arg fa[6] = {vel, vc, smoke_field_arg(q), smoke_field_arg(t[0]), s, order};
+        eng_arg fa[5] = {vel, vc, smoke_field_arg(q), smoke_field_arg(t[0]), s};
         eng_arg sa[5] = {vel, smoke_field_arg(t[0]), smoke_field_arg(q), smoke_num(keep),
                          smoke_num(rest)};
-        if ((st = smoke_launch(n, env, "advect_scalar", fa, 6)) != PLUME_OK)
+        if ((st = launch_order(n, env, pl, "advect_scalar", fa, 5)) != PLUME_OK)
             return st;
         return smoke_launch(n, env, "store_scalar", sa, 5);
     }
     eng_arg fa[8] = {vel, vc, smoke_field_arg(q), smoke_field_arg(t[0]), smoke_field_arg(t[2]),
-                     smoke_field_arg(t[3]), s, order};
-    eng_arg ba[6] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[1]), smoke_num(-pl->s),
-                     order};
+                     smoke_field_arg(t[3]), s};
+    eng_arg ba[5] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[1]), smoke_num(-pl->s)};
     eng_arg ma[9] = {vel, smoke_field_arg(q), smoke_field_arg(t[0]), smoke_field_arg(t[1]),
                      smoke_field_arg(t[2]), smoke_field_arg(t[3]), smoke_num(keep),
                      smoke_num(rest), smoke_num(pl->clamped)};
-    if ((st = smoke_launch(n, env, "advect_scalar_ranged", fa, 8)) != PLUME_OK ||
-        (st = smoke_launch(n, env, "advect_scalar", ba, 6)) != PLUME_OK)
+    if ((st = launch_order(n, env, pl, "advect_scalar_ranged", fa, 7)) != PLUME_OK ||
+        (st = launch_order(n, env, pl, "advect_scalar", ba, 5)) != PLUME_OK)
         return st;
     return smoke_launch(n, env, "maccormack_scalar", ma, 9);
 }
@@ -113,22 +122,21 @@ static plume_status velocity(pl_node *n, pl_cook_env *env, const plan *pl, doubl
     if (st != PLUME_OK)
         return st;
     eng_arg vel = smoke_field_arg(pl->vel), vc = smoke_field_arg(pl->vc);
-    eng_arg s = smoke_num(pl->s), order = smoke_num(pl->order);
+    eng_arg s = smoke_num(pl->s);
     if (!pl->mac) {
-        eng_arg fa[5] = {vel, vc, smoke_field_arg(t[0]), s, order};
+        eng_arg fa[4] = {vel, vc, smoke_field_arg(t[0]), s};
         eng_arg sa[3] = {vel, smoke_field_arg(t[0]), smoke_num(keep)};
-        if ((st = smoke_launch(n, env, "advect_velocity", fa, 5)) != PLUME_OK)
+        if ((st = launch_order(n, env, pl, "advect_velocity", fa, 4)) != PLUME_OK)
             return st;
         return smoke_launch(n, env, "store_velocity", sa, 3);
     }
-    eng_arg fa[7] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[2]), smoke_field_arg(t[3]),
-                     s, order};
-    eng_arg ba[6] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[1]), smoke_num(-pl->s),
-                     order};
+    eng_arg fa[6] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[2]), smoke_field_arg(t[3]),
+                     s};
+    eng_arg ba[5] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[1]), smoke_num(-pl->s)};
     eng_arg ma[7] = {vel, smoke_field_arg(t[0]), smoke_field_arg(t[1]), smoke_field_arg(t[2]),
                      smoke_field_arg(t[3]), smoke_num(keep), smoke_num(pl->clamped)};
-    if ((st = smoke_launch(n, env, "advect_velocity_ranged", fa, 7)) != PLUME_OK ||
-        (st = smoke_launch(n, env, "advect_velocity_back", ba, 6)) != PLUME_OK)
+    if ((st = launch_order(n, env, pl, "advect_velocity_ranged", fa, 6)) != PLUME_OK ||
+        (st = launch_order(n, env, pl, "advect_velocity_back", ba, 5)) != PLUME_OK)
         return st;
     return smoke_launch(n, env, "maccormack_velocity", ma, 7);
 }

@@ -30,5 +30,20 @@ grep -q "resuming from frame 3" "$tmp/err" || fail "no resume line: $(cat "$tmp/
 for f in smoke_0001.vdb smoke_0002.vdb smoke_0003.vdb .plume_checkpoint.vdb; do
   cmp -s "$tmp/ref/$f" "$tmp/res/$f" || fail "$f differs between the uninterrupted and the resumed bake"
 done
+# The other backtrace orders and the semi-Lagrangian scheme launch kernels of their own
+# (advect_*_rk1, _rk3: smoke.pk): two frames each must cook and carry density.
+for variant in "rk1 semi-lagrangian" "rk3 maccormack"; do
+  set -- $variant
+  sed -e "s/\"backtrace\": \"rk2\"/\"backtrace\": \"$1\"/" -e "s/\"scheme\": \"maccormack\"/\"scheme\": \"$2\"/" \
+    "$scene" > "$tmp/variant.json"
+  grep -q "\"backtrace\": \"$1\"" "$tmp/variant.json" || fail "$variant: the scene was not rewritten"
+  "$plume" cook "$tmp/variant.json" --out "$tmp/$1" --frames 1-2 --quiet 2>"$tmp/err" || fail "$variant: $(cat "$tmp/err")"
+  "$plume" vdb info "$tmp/$1/smoke_0002.vdb" --json > "$tmp/info.json" 2>"$tmp/err" || fail "$variant: vdb info: $(cat "$tmp/err")"
+  python3 - "$tmp/info.json" "$variant" <<'PY' || fail "$variant: no density in frame 2"
+import json, sys
+g = {x["name"]: x for x in json.load(open(sys.argv[1]))["grids"]}
+sys.exit(0 if g.get("density", {}).get("active_voxels", 0) > 0 else 1)
+PY
+done
 if [ "$fails" -ne 0 ]; then echo "$fails smoke resume check(s) failed"; exit 1; fi
 echo "smoke resume checks passed"
