@@ -103,7 +103,7 @@ static plume_status scalar(pl_node *n, pl_cook_env *env, const plan *pl, eng_fie
             return st;
         return smoke_launch(n, env, "store_scalar", sa, 5);
     }
-    eng_arg fa[8] = {vel, vc, smoke_field_arg(q), smoke_field_arg(t[0]), smoke_field_arg(t[2]),
+    eng_arg fa[7] = {vel, vc, smoke_field_arg(q), smoke_field_arg(t[0]), smoke_field_arg(t[2]),
                      smoke_field_arg(t[3]), s};
     eng_arg ba[5] = {vel, vc, smoke_field_arg(t[0]), smoke_field_arg(t[1]), smoke_num(-pl->s)};
     eng_arg ma[9] = {vel, smoke_field_arg(q), smoke_field_arg(t[0]), smoke_field_arg(t[1]),
