@@ -2,8 +2,8 @@
  *
  * OpenVDB stamps every file it writes with a random UUID (36 ASCII characters in the header),
  * so two writes of the same grids differ. pl_vdb_write_stable writes through vdbio as usual,
- * then replaces that UUID with one derived from the rest of the file's bytes (a 128-bit FNV-1a
- * hash, formatted as a UUID): equal content gives equal files, different content different
+ * then replaces that UUID with one derived from the rest of the file's bytes (a 128-bit
+ * non-cryptographic hash, formatted as a UUID): equal content gives equal files, different content different
  * UUIDs, which is all readers use it for.
  *
  * Runs on the context's thread. Errors go to the context (pl_fail) and return a status. */

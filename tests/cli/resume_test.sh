@@ -23,6 +23,14 @@ ckpt=.plume_checkpoint.vdb
 "$plume" cook "$scene" --out "$tmp/ref" --threads 2 --deterministic --quiet 2>"$tmp/err" \
   || fail "reference cook: $(cat "$tmp/err")"
 [ -s "$tmp/ref/$ckpt" ] || fail "no checkpoint beside the frames after a complete cook"
+# The UUID OpenVDB puts in the header (36 characters at byte 21) is replaced by one made from the
+# file's content (plugin/vdb_stable.c): a version-8 UUID, different for frames that differ.
+uuid() { dd if="$1" bs=1 skip=21 count=36 2>/dev/null; }
+u1=$(uuid "$tmp/ref/r_0001.vdb"); u2=$(uuid "$tmp/ref/r_0002.vdb")
+echo "$u1" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' \
+  || fail "frame 1's UUID is not a content-derived (version 8) one: '$u1'"
+cmp -s "$tmp/ref/r_0001.vdb" "$tmp/ref/r_0002.vdb" && fail "frames 1 and 2 have the same bytes"
+[ "$u1" != "$u2" ] || fail "frames 1 and 2 differ but share the UUID $u1"
 
 "$plume" cook "$scene" --out "$tmp/res" --threads 1 --deterministic --frames 1-2 --quiet 2>"$tmp/err" \
   || fail "cook of frames 1-2: $(cat "$tmp/err")"
