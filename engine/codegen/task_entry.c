@@ -334,6 +334,17 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
         step = LLVMBuildMul(f.b, LLVMBuildZExt(f.b, nvvm_sreg(&f, "nctaid.x"), i64, ""), ntid,
                             "stride");
     }
+    if (target == CG_TARGET_CPU && loop->arg[0]->op == IR_CONST) {
+        /* The executor's chunks lie inside the task's bounds, so lo >= a constant start
+         * already; saying so (lo = max(lo, start)) tells LLVM the index is never below it. A
+         * loop over an n-D box from 0 indexes by i % n and i / n (floor division, lowered
+         * with sign fix-ups): on a known non-negative i those become a mask and a shift. */
+        LLVMValueRef b = cg_val(&f, loop->arg[0]);
+        if (!b)
+            return finish_fn(&f, first, 0);
+        b = to_i64(&f, b, loop->arg[0]->ty);
+        lo = start = LLVMBuildSelect(f.b, LLVMBuildICmp(f.b, LLVMIntSGT, lo, b, ""), lo, b, "lo");
+    }
     if (target == CG_TARGET_CPU) {
         /* a fast copy when the check passes (fast_range.c), the generic loop otherwise */
         cg_fast fast;
