@@ -171,6 +171,7 @@ void pl_context_destroy(plume_context *handle)
     if (!ctx)
         return;
     handle_drop(ctx->handle);
+    pl_checkpoint_wait(ctx, 0); /* the last frame's checkpoint lands before the context goes */
     pl_volumes_close_all(ctx);
     for (uint32_t i = 0; i < ctx->nnodes; i++)
         pl_node_free(ctx->nodes[i]);

@@ -11,13 +11,15 @@
  * layouts (0-D scalars, 1-D arrays: each active cell is an active voxel at its index). The
  * transform is the one the export node writes (voxel centres), so other tools line it up.
  *
- * Threads: the context's thread only, like every call on a context. */
+ * Threads: the context's thread only, like every call on a context; save_begin's file is
+ * written by a thread of its own, which reads only the grids captured for it (ckpt_job). */
 #define _GNU_SOURCE
 #include "plugin/plugin.h"
 #include "plugin/vdb_stable.h"
 #include "engine/kernel.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,44 +194,166 @@ static plume_status field_grid(pl_context *ctx, eng_field *f, const char *path, 
     return PLUME_OK;
 }
 
-static plume_status ckpt_save(plume_context *handle, const char *path, int64_t frame, const char *key)
+/* One checkpoint between capture and file: the grids (a copy of every field), the file's
+ * metadata and where it goes. Written by ckpt_write, on the context's thread (save) or on a
+ * thread of its own (save_begin); owned by whoever holds it, freed by job_free. */
+typedef struct ckpt_job {
+    char *path, *key;
+    char frame_text[32];
+    plm_vdb_grid **grids;
+    int n;
+    pthread_t thread; /* save_begin's writer */
+    plume_status status;
+    int uuid_left;
+    char err[4600];
+} ckpt_job;
+
+static void job_free(ckpt_job *j)
 {
-    pl_context *ctx = pl_context_get(handle);
-    if (!ctx)
-        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint save: invalid context handle");
-    if (!path || !path[0])
-        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint save: no path");
+    if (!j)
+        return;
+    for (int i = 0; i < j->n; i++)
+        plm_vdb_grid_free(j->grids[i]);
+    free(j->grids);
+    free(j->path);
+    free(j->key);
+    free(j);
+}
+
+/* The state of ctx as grids, at a sync point (the context's thread). */
+static plume_status capture(pl_context *ctx, const char *path, int64_t frame, const char *key, ckpt_job **out)
+{
+    *out = NULL;
     int rc = eng_sync(ctx->eng);
     if (rc)
         return pl_from_engine(ctx, rc);
     int n = eng_field_count(ctx->eng);
-    plm_vdb_grid **grids = calloc((size_t)(n ? n : 1), sizeof *grids);
-    if (!grids)
-        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
-    plume_status st = PLUME_OK;
-    int made = 0;
-    for (; made < n && st == PLUME_OK; made++)
-        st = field_grid(ctx, eng_field_at(ctx->eng, made), path, &grids[made]);
-    if (st != PLUME_OK)
-        made--;
-    if (st == PLUME_OK) {
-        char frame_text[32];
-        snprintf(frame_text, sizeof frame_text, "%lld", (long long)frame);
-        plm_vdb_meta meta[4] = {{"creator", "string", "Plume " PLUME_VERSION_STRING},
-                                {"plume_checkpoint", "string", CKPT_FORMAT},
-                                {"plume_frame", "int64", frame_text},
-                                {"plume_key", "string", key ? key : ""}};
-        /* Raw values: blosc saved a fifth of the default scene's checkpoint (13.3 against 16.7
-         * MB at frame 12; full-precision solver state compresses poorly) and doubled its write
-         * time (60-65 against 28-38 ms), which a bake pays every frame; the file is replaced
-         * each frame, so its size does not add up over a bake. */
-        plm_vdb_write_options wo = {.compression = PLM_VDB_COMPRESS_NONE, .file_meta = meta, .file_meta_count = 4};
-        st = pl_vdb_write_stable(ctx, path, (const plm_vdb_grid *const *)grids, n, &wo);
+    ckpt_job *j = calloc(1, sizeof *j);
+    if (j) {
+        j->path = strdup(path);
+        j->key = strdup(key ? key : "");
+        j->grids = calloc((size_t)(n ? n : 1), sizeof *j->grids);
     }
-    for (int i = 0; i < made; i++)
-        plm_vdb_grid_free(grids[i]);
-    free(grids);
+    if (!j || !j->path || !j->key || !j->grids) {
+        job_free(j);
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    }
+    snprintf(j->frame_text, sizeof j->frame_text, "%lld", (long long)frame);
+    plume_status st = PLUME_OK;
+    for (; j->n < n && st == PLUME_OK; j->n++)
+        st = field_grid(ctx, eng_field_at(ctx->eng, j->n), path, &j->grids[j->n]);
+    if (st != PLUME_OK) {
+        j->n--; /* the failed one made no grid */
+        job_free(j);
+        return st;
+    }
+    *out = j;
+    return PLUME_OK;
+}
+
+/* Any thread: reads the job's grids only, and writes its status and message. */
+static void ckpt_write(ckpt_job *j)
+{
+    plm_vdb_meta meta[4] = {{"creator", "string", "Plume " PLUME_VERSION_STRING},
+                            {"plume_checkpoint", "string", CKPT_FORMAT},
+                            {"plume_frame", "int64", j->frame_text},
+                            {"plume_key", "string", j->key}};
+    /* Raw values: blosc saved a fifth of the default scene's checkpoint (13.3 against 16.7
+     * MB at frame 12; full-precision solver state compresses poorly) and doubled its write
+     * time (60-65 against 28-38 ms), which a bake pays every frame; the file is replaced
+     * each frame, so its size does not add up over a bake. */
+    plm_vdb_write_options wo = {.compression = PLM_VDB_COMPRESS_NONE, .file_meta = meta, .file_meta_count = 4};
+    j->status = pl_vdb_write_stable_core(j->path, (const plm_vdb_grid *const *)j->grids, j->n, &wo, j->err,
+                                         sizeof j->err, &j->uuid_left);
+}
+
+static void *writer_main(void *arg)
+{
+    ckpt_job *j = arg;
+    ckpt_write(j);
+    /* the copy is no longer needed: give its memory back now, not at the next wait */
+    for (int i = 0; i < j->n; i++)
+        plm_vdb_grid_free(j->grids[i]);
+    j->n = 0;
+    return NULL;
+}
+
+/* Joins the pending write of save_begin, if any. Its outcome is returned when `report` (in the
+ * context's error, like any failed call), else logged at ERROR level when it failed. */
+plume_status pl_checkpoint_wait(pl_context *ctx, int report)
+{
+    ckpt_job *j = ctx->ckpt_pending;
+    if (!j)
+        return PLUME_OK;
+    ctx->ckpt_pending = NULL;
+    pthread_join(j->thread, NULL);
+    if (j->uuid_left)
+        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", j->path);
+    plume_status st = j->status;
+    if (st != PLUME_OK && report)
+        st = pl_fail(ctx, st, "checkpoint of frame %s: %s", j->frame_text, j->err);
+    else if (st != PLUME_OK)
+        pl_log(ctx, PLUME_LOG_ERROR, "checkpoint of frame %s was not written: %s", j->frame_text, j->err);
+    job_free(j);
+    return report ? st : PLUME_OK;
+}
+
+static plume_status save_args(pl_context **ctx, plume_context *handle, const char *path, const char *what)
+{
+    *ctx = pl_context_get(handle);
+    if (!*ctx)
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint %s: invalid context handle", what);
+    if (!path || !path[0])
+        return pl_fail(*ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint %s: no path", what);
+    pl_checkpoint_wait(*ctx, 0);
+    return PLUME_OK;
+}
+
+static plume_status ckpt_save(plume_context *handle, const char *path, int64_t frame, const char *key)
+{
+    pl_context *ctx;
+    plume_status st = save_args(&ctx, handle, path, "save");
+    ckpt_job *j = NULL;
+    if (st == PLUME_OK)
+        st = capture(ctx, path, frame, key, &j);
+    if (st != PLUME_OK)
+        return st;
+    ckpt_write(j);
+    if (j->uuid_left)
+        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", path);
+    st = j->status == PLUME_OK ? PLUME_OK : pl_fail(ctx, j->status, "%s", j->err);
+    job_free(j);
     return st;
+}
+
+static plume_status ckpt_save_begin(plume_context *handle, const char *path, int64_t frame, const char *key)
+{
+    pl_context *ctx;
+    plume_status st = save_args(&ctx, handle, path, "save_begin");
+    ckpt_job *j = NULL;
+    if (st == PLUME_OK)
+        st = capture(ctx, path, frame, key, &j);
+    if (st != PLUME_OK)
+        return st;
+    int rc = pthread_create(&j->thread, NULL, writer_main, j);
+    if (rc != 0) {
+        /* no thread to be had: write it here, as save would */
+        pl_log(ctx, PLUME_LOG_DEBUG, "checkpoint: no writer thread (%s); writing on this one", strerror(rc));
+        ckpt_write(j);
+        st = j->status == PLUME_OK ? PLUME_OK : pl_fail(ctx, j->status, "%s", j->err);
+        job_free(j);
+        return st;
+    }
+    ctx->ckpt_pending = j;
+    return PLUME_OK;
+}
+
+static plume_status ckpt_save_finish(plume_context *handle)
+{
+    pl_context *ctx = pl_context_get(handle);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint save_finish: invalid context handle");
+    return pl_checkpoint_wait(ctx, 1);
 }
 
 /* ------------------------------------------------------------------------------ loading */
@@ -281,6 +405,7 @@ static plume_status ckpt_info(plume_context *handle, const char *path, int64_t *
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint info: invalid context handle");
     if (!path || !frame)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint info: path and frame are required");
+    pl_checkpoint_wait(ctx, 0);
     if (key)
         *key = NULL;
     plm_vdb_file *file = NULL;
@@ -416,6 +541,7 @@ static plume_status ckpt_load(plume_context *handle, const char *path, const cha
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint load: invalid context handle");
     if (!path || !frame)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint load: path and frame are required");
+    pl_checkpoint_wait(ctx, 0);
     int rc = eng_sync(ctx->eng);
     if (rc)
         return pl_from_engine(ctx, rc);
@@ -464,4 +590,5 @@ static plume_status ckpt_load(plume_context *handle, const char *path, const cha
     return st;
 }
 
-const plume_ext_checkpoint pl_ext_checkpoint = {sizeof pl_ext_checkpoint, ckpt_save, ckpt_info, ckpt_load};
+const plume_ext_checkpoint pl_ext_checkpoint = {sizeof pl_ext_checkpoint, ckpt_save, ckpt_info, ckpt_load,
+                                                ckpt_save_begin, ckpt_save_finish};

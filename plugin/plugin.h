@@ -74,7 +74,12 @@ struct pl_context {
     struct pl_volume *volumes; /* open volume views, a list */
     char err[4096];
     plume_stats stats;
+    struct ckpt_job *ckpt_pending; /* save_begin's write in flight (ext_checkpoint.c) */
 };
+
+/* Waits for the context's pending checkpoint write (save_begin), if any: its failure is
+ * returned when `report`, else logged. Context thread (ext_checkpoint.c). */
+plume_status pl_checkpoint_wait(pl_context *ctx, int report);
 
 /* Records the context's last error (also sent to the host's log at ERROR level) and returns
  * `status`. ctx may be NULL: the message then goes to the thread's context-less slot. */

@@ -145,11 +145,17 @@ static int stamp_uuid(int fd)
     return pwrite(fd, text, UUID_LEN, UUID_AT) == UUID_LEN ? 0 : -1;
 }
 
-plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
-                                 int count, const plm_vdb_write_options *wo)
+plume_status pl_vdb_write_stable_core(const char *path, const plm_vdb_grid *const *grids, int count,
+                                      const plm_vdb_write_options *wo, char *err, size_t err_size,
+                                      int *uuid_left)
 {
-    if (vdb_make_parent_dirs(path) != 0)
-        return pl_fail(ctx, PLUME_ERR_IO, "cannot create the folder for %s: %s", path, strerror(errno));
+    *uuid_left = 0;
+    if (err_size)
+        err[0] = 0;
+    if (vdb_make_parent_dirs(path) != 0) {
+        snprintf(err, err_size, "cannot create the folder for %s: %s", path, strerror(errno));
+        return PLUME_ERR_IO;
+    }
     /* The temporary file sits beside path (same file system: the rename is atomic), hidden. */
     char tmp[4300];
     const char *slash = strrchr(path, '/');
@@ -162,34 +168,46 @@ plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vd
     plm_vdb_error e;
     if (plm_vdb_write(tmp, grids, count, &o, &e) != PLM_VDB_OK) {
         unlink(tmp);
-        return pl_fail(ctx, e.status == PLM_VDB_ERR_ARGUMENT ? PLUME_ERR_INVALID_ARGUMENT : PLUME_ERR_IO,
-                       "%s: %s", path, e.message);
+        snprintf(err, err_size, "%s: %s", path, e.message);
+        return e.status == PLM_VDB_ERR_ARGUMENT ? PLUME_ERR_INVALID_ARGUMENT : PLUME_ERR_IO;
     }
     int fd = open(tmp, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        int err = errno;
+        int why = errno;
         unlink(tmp);
-        return pl_fail(ctx, PLUME_ERR_IO, "%s: cannot reopen the temporary file: %s", path, strerror(err));
+        snprintf(err, err_size, "%s: cannot reopen the temporary file: %s", path, strerror(why));
+        return PLUME_ERR_IO;
     }
     int st = stamp_uuid(fd);
-    int err = errno;
-    if (st == 1)
-        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", path);
+    int why = errno;
+    *uuid_left = st == 1;
     if (st >= 0 && sync_to_disk && fsync(fd) != 0) {
         st = -1;
-        err = errno;
+        why = errno;
     }
     if (close(fd) != 0 && st >= 0) {
         st = -1;
-        err = errno;
+        why = errno;
     }
     if (st >= 0 && rename(tmp, path) != 0) {
         st = -1;
-        err = errno;
+        why = errno;
     }
     if (st < 0) {
         unlink(tmp);
-        return pl_fail(ctx, PLUME_ERR_IO, "cannot write %s: %s", path, strerror(err));
+        snprintf(err, err_size, "cannot write %s: %s", path, strerror(why));
+        return PLUME_ERR_IO;
     }
     return PLUME_OK;
+}
+
+plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
+                                 int count, const plm_vdb_write_options *wo)
+{
+    char err[4600];
+    int uuid_left = 0;
+    plume_status st = pl_vdb_write_stable_core(path, grids, count, wo, err, sizeof err, &uuid_left);
+    if (uuid_left)
+        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", path);
+    return st == PLUME_OK ? PLUME_OK : pl_fail(ctx, st, "%s", err);
 }

@@ -6,7 +6,8 @@
  * non-cryptographic hash, formatted as a UUID): equal content gives equal files, different content different
  * UUIDs, which is all readers use it for.
  *
- * Runs on the context's thread. Errors go to the context (pl_fail) and return a status. */
+ * pl_vdb_write_stable runs on the context's thread; errors go to the context (pl_fail) and
+ * return a status. */
 #ifndef PLUME_PLUGIN_VDB_STABLE_H
 #define PLUME_PLUGIN_VDB_STABLE_H
 
@@ -20,5 +21,12 @@
  * written as OpenVDB made it, with a debug log line. */
 plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
                                  int count, const plm_vdb_write_options *wo);
+
+/* The same without a context, for a writer thread: grids are only read. On failure the
+ * message goes to err and the status is returned; *uuid_left says the header was not one
+ * this code knows (the file is written with OpenVDB's random UUID). Any thread. */
+plume_status pl_vdb_write_stable_core(const char *path, const plm_vdb_grid *const *grids, int count,
+                                      const plm_vdb_write_options *wo, char *err, size_t err_size,
+                                      int *uuid_left);
 
 #endif

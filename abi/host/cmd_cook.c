@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,33 @@ static void key_diff(const char *a, const char *b, char *out, size_t n)
     }
 }
 
+/* The checkpoint save_begin left writing: its frame and that frame's statistics (owned by the
+ * frames array). */
+typedef struct pending_ckpt {
+    int64_t frame;
+    json_t *stats;
+} pending_ckpt;
+
+/* Waits for the pending checkpoint write and notes how long the wait took and the file's size
+ * in that frame's statistics; a failed write is a warning, as for save. */
+static void finish_checkpoint(const plume_plugin *api, const plume_ext_checkpoint *ck, plume_context *ctx,
+                              const char *path, pending_ckpt *p)
+{
+    if (!p->stats)
+        return;
+    double c0 = now_s();
+    if (ck->save_finish(ctx) != PLUME_OK) {
+        fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)p->frame,
+                api->last_error(ctx));
+    } else {
+        struct stat cs;
+        json_object_set_new(p->stats, "checkpoint_wait_ms", json_real((now_s() - c0) * 1e3));
+        if (stat(path, &cs) == 0)
+            json_object_set_new(p->stats, "checkpoint_bytes", json_integer((json_int_t)cs.st_size));
+    }
+    *p = (pending_ckpt){-1, NULL};
+}
+
 static int is_value_option(const char *a)
 {
     static const char *const opts[] = {"--frames", "--out", "--stats", "--device", "--threads", "--mode", "--disable"};
@@ -406,8 +434,11 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         goto done;
     }
     const plume_ext_checkpoint *ck = api->get_extension(PLUME_EXT_CHECKPOINT);
-    if (ck && ck->struct_size < sizeof *ck)
+    if (ck && ck->struct_size < offsetof(plume_ext_checkpoint, save_begin))
         ck = NULL;
+    /* ABI 1.5 plugins write checkpoints on a thread of their own while the next frame cooks */
+    int ck_async = ck && ck->struct_size >= sizeof *ck && ck->save_begin && ck->save_finish;
+    pending_ckpt pending = {-1, NULL};
     if (resume && !ck) {
         cli_error("cook", "--resume: this plugin (%s) has no \"%s\" extension", api->version, PLUME_EXT_CHECKPOINT);
         goto done;
@@ -505,7 +536,19 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         /* The frame's files are in place (export wrote and renamed them): now its checkpoint, also
          * written to a temporary file and renamed, so a stop at any point leaves the last complete
          * frame's checkpoint whole. A failed write is a warning: the frames themselves are fine. */
-        if (ck && checkpoints) {
+        if (ck && checkpoints && ck_async) {
+            /* The previous frame's file is written while this frame cooked: wait for it, then
+             * capture this frame's state and let the plugin write it during the next. */
+            finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
+            double c0 = now_s();
+            if (ck->save_begin(ctx, ckpt_path, f, key) != PLUME_OK) {
+                fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
+                        api->last_error(ctx));
+            } else {
+                json_object_set_new(fj, "checkpoint_ms", json_real((now_s() - c0) * 1e3));
+                pending = (pending_ckpt){f, fj};
+            }
+        } else if (ck && checkpoints) {
             double c0 = now_s();
             if (ck->save(ctx, ckpt_path, f, key) != PLUME_OK) {
                 fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
@@ -528,6 +571,9 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substeps\n",
                     (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub);
     }
+    /* The last complete frame's checkpoint is in place before the cook reports or stops. */
+    if (ck && checkpoints && ck_async)
+        finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
     if (tty)
         fputc('\n', stderr);
     if (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK)) {

@@ -5,7 +5,9 @@
  * block by block with what was written (the reference: the host's own arrays); saving the
  * restored context gives a byte-identical file (0-D scalar included). Keys, mismatched
  * declarations, missing fields, truncated and missing files are refused with the documented
- * statuses and leave the fields as they were. */
+ * statuses and leave the fields as they were. save_begin/save_finish (ABI 1.5) write the same
+ * bytes from a thread of the plugin, report that thread's failure, and finish a pending write
+ * before info reads the file or the context is destroyed. */
 #define _GNU_SOURCE
 #include "check.h"
 #include "plume/plume.h"
@@ -186,6 +188,26 @@ int main(int argc, char **argv)
     CHECK_STATUS(ck->save(a, again, 7, "key-A"), PLUME_OK);
     CHECK(files_equal(path, again));
 
+    /* ABI 1.5: the same file written by a thread of the plugin (save_begin, save_finish) */
+    CHECK(ck->struct_size >= sizeof *ck && ck->save_begin && ck->save_finish);
+    if (ck->struct_size >= sizeof *ck && ck->save_begin && ck->save_finish) {
+        CHECK_STATUS(ck->save_finish(a), PLUME_OK); /* nothing pending */
+        unlink(again);
+        CHECK_STATUS(ck->save_begin(a, again, 7, "key-A"), PLUME_OK);
+        CHECK_STATUS(ck->save_finish(a), PLUME_OK);
+        CHECK(files_equal(path, again));
+        /* info waits for a pending write to the file it reads */
+        unlink(again);
+        CHECK_STATUS(ck->save_begin(a, again, 9, "key-A"), PLUME_OK);
+        frame = -1;
+        CHECK_STATUS(ck->info(a, again, &frame, NULL), PLUME_OK);
+        CHECK(frame == 9);
+        CHECK_STATUS(ck->save_finish(a), PLUME_OK); /* already waited for */
+        CHECK_STATUS(ck->save_begin(NULL, again, 1, NULL), PLUME_ERR_INVALID_HANDLE);
+        CHECK_STATUS(ck->save_begin(a, NULL, 1, NULL), PLUME_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(ck->save_finish(NULL), PLUME_ERR_INVALID_HANDLE);
+    }
+
     /* a fresh context declaring one field: the others are declared by the load */
     plume_context *b = context();
     declare(b, "density", PLUME_VALUE_F32, NULL, 0.1, 0.5);
@@ -244,9 +266,21 @@ int main(int argc, char **argv)
     snprintf(blocked, sizeof blocked, "%s/dir.vdb", dir);
     CHECK(mkdir(blocked, 0777) == 0);
     CHECK(ck->save(a, blocked, 8, "key-A") != PLUME_OK);
+    if (ck->struct_size >= sizeof *ck && ck->save_begin && ck->save_finish) {
+        /* the writer thread's failure comes back from save_finish, naming the frame */
+        CHECK_STATUS(ck->save_begin(a, blocked, 8, "key-A"), PLUME_OK);
+        CHECK(ck->save_finish(a) == PLUME_ERR_IO);
+        CHECK(strstr(api->last_error(a), "checkpoint of frame 8") != NULL);
+    }
     CHECK(rmdir(blocked) == 0); /* still an empty folder: no temporary file left in it either */
+    if (ck->struct_size >= sizeof *ck && ck->save_begin) {
+        /* a context destroyed with a write pending: the file is complete once it is gone */
+        unlink(again);
+        CHECK_STATUS(ck->save_begin(a, again, 7, "key-A"), PLUME_OK);
+    }
 
     api->context_destroy(a);
+    CHECK(files_equal(path, again));
     api->context_destroy(b);
     api->context_destroy(c);
     unlink(path);

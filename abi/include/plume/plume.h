@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 4
+#define PLUME_ABI_MINOR 5
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -483,6 +483,16 @@ typedef struct plume_ext_checkpoint {
      * whole file is read and checked before any field changes: on an error the fields are as
      * they were, except when the memory budget runs out part way (PLUME_ERR_MEMORY_BUDGET). */
     plume_status (*load)(plume_context *ctx, const char *path, const char *key, int64_t *frame);
+    /* ABI 1.5 (check struct_size): save in two halves, so that a bake cooks on while the file
+     * is written. save_begin takes the same arguments and captures the state (a copy of every
+     * field, at this sync point) and returns; a thread of the plugin then writes the file as
+     * save does (atomically). At most one write is pending per context: save_finish waits for
+     * it and returns how it went (PLUME_OK: the file is in place, or nothing was pending;
+     * otherwise the error, and `path` still holds its previous checkpoint). save_begin, save,
+     * info, load and context_destroy wait for a pending write first and log its failure (ERROR
+     * level) instead. The capture costs a copy of the fields in host memory until written. */
+    plume_status (*save_begin)(plume_context *ctx, const char *path, int64_t frame, const char *key);
+    plume_status (*save_finish)(plume_context *ctx);
 } plume_ext_checkpoint;
 
 #ifdef __cplusplus
