@@ -15,7 +15,9 @@
  *
  * The cooks compile every kernel (PLUME_KERNEL_CACHE=off unless set).
  * PLUME_BENCH_SMOKE_ROUNDS=N (1-9) repeats part 1 N times and reports the median ms per frame.
- * PLUME_BENCH_DEVICE=cuda runs both parts on the GPU.
+ * PLUME_BENCH_DEVICE=cuda runs both parts on the GPU. PLUME_BENCH_SMOKE_AGAINST=fusion (or
+ * listgen, demote, dse, several with commas) times part 2 against the optimizer with those
+ * passes off instead of against eager.
  * The CLI and the plugin come from this build (PLUME_BENCH_CLI, PLUME_BENCH_PLUGIN; the
  * environment variables of the same names override them). PLUME_BENCH_SMOKE_STATE=FILE.vdb
  * runs part 2 alone on that frame. */
@@ -235,8 +237,8 @@ typedef struct step_ctx {
 
 static const char *const state_grids[3] = {"density", "temperature", "vel"};
 
-static int step_open(step_ctx *s, void *dl, plume_exec_mode mode, const char *state_vdb,
-                     const char *out_dir)
+static int step_open(step_ctx *s, void *dl, plume_exec_mode mode, uint32_t disabled,
+                     const char *state_vdb, const char *out_dir)
 {
     memset(s, 0, sizeof *s);
     plume_plugin_entry_fn entry = (plume_plugin_entry_fn)dlsym(dl, PLUME_PLUGIN_ENTRY_SYMBOL);
@@ -250,6 +252,7 @@ static int step_open(step_ctx *s, void *dl, plume_exec_mode mode, const char *st
     o.device = strcmp(env_or("PLUME_BENCH_DEVICE", "cpu"), "cuda") ? PLUME_DEVICE_CPU
                                                                  : PLUME_DEVICE_CUDA;
     o.mode = mode;
+    o.disabled_passes = disabled;
     if (s->api->context_create(&o, NULL, &s->ctx) != PLUME_OK) {
         fprintf(stderr, "plume-bench smoke: context_create failed\n");
         return 1;
@@ -337,9 +340,26 @@ static int bench_steps(bench_ctx *bc, const char *state_vdb, const char *out_dir
     step_ctx s[2];
     memset(s, 0, sizeof s);
     int rc = 0, opened = 0;
+    /* PLUME_BENCH_SMOKE_AGAINST=fusion,...: the second context is the optimizer with those
+     * passes off instead of eager, to measure what a pass does to each step */
+    const char *against = getenv("PLUME_BENCH_SMOKE_AGAINST");
+    uint32_t off = 0;
+    if (against && against[0]) {
+        static const char *const pass[4] = {"listgen", "demote", "fusion", "dse"};
+        for (int i = 0; i < 4; i++)
+            if (strstr(against, pass[i]))
+                off |= 1u << i;
+        if (!off) {
+            fprintf(stderr, "plume-bench smoke: PLUME_BENCH_SMOKE_AGAINST=%s names no pass "
+                            "(listgen, demote, fusion, dse)\n", against);
+            dlclose(dl);
+            return 1;
+        }
+    }
+    const char *second = off ? "passes off" : "eager";
     for (int m = 0; m < 2 && !rc; m++, opened++)
-        rc = step_open(&s[m], dl, m == 0 ? PLUME_MODE_OPTIMIZED : PLUME_MODE_EAGER, state_vdb,
-                       out_dir);
+        rc = step_open(&s[m], dl, m == 0 || off ? PLUME_MODE_OPTIMIZED : PLUME_MODE_EAGER,
+                       m == 0 ? 0 : off, state_vdb, out_dir);
     double dt = 1.0 / (s[0].sc.fps > 0 ? s[0].sc.fps : 24) / 2;
     for (uint32_t k = 0; !rc && k < s[0].sc.substep.count && k < s[1].sc.substep.count; k++) {
         double t[2][16], ratio[16];
@@ -367,12 +387,12 @@ static int bench_steps(bench_ctx *bc, const char *state_vdb, const char *out_dir
             s[m].api->field_stat(s[m].ctx, "vel", PLUME_STAT_ACTIVE_VOXELS, &vox);
             double mvu = vox / sec / 1e6;
             printf("%-10s %-10s %12.0f %10.2f %14.1f", name ? name : "?",
-                   m == 0 ? "optimized" : "eager", vox, sec * 1e3, mvu);
+                   m == 0 ? "optimized" : second, vox, sec * 1e3, mvu);
             if (m == 0)
                 printf(" %9.2fx", speedup);
             printf("\n");
             json_t *row = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "suite", "smoke", "case",
-                                    name ? name : "?", "mode", m == 0 ? "optimized" : "eager",
+                                    name ? name : "?", "mode", m == 0 ? "optimized" : second,
                                     "domain_voxels", vox, "ms", sec * 1e3,
                                     "mvoxel_updates_per_s", mvu);
             if (m == 0)
