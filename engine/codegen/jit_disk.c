@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "engine/codegen/jit_disk.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <llvm-c/Core.h>
@@ -122,6 +124,15 @@ int jit_disk_open(jit_disk *d, const char *dir, const char *cpu, const char *fea
     LLVMDisposeMessage(host_features);
     d->dir = strdup(dir);
     d->ident = h;
+    /* Each build and CPU makes files of its own: keep the folder under its limit, once per
+     * process (a scan of the folder) */
+    static int pruned = 0;
+    pthread_mutex_lock(&lock);
+    if (!pruned && d->dir) {
+        pruned = 1;
+        jit_disk_prune(d->dir, jit_disk_max_bytes());
+    }
+    pthread_mutex_unlock(&lock);
     return d->dir != NULL;
 }
 
@@ -161,6 +172,8 @@ int jit_disk_load(const jit_disk *d, uint64_t name, void **bytes, size_t *size,
              hd.size <= DISK_MAX_OBJECT && (buf = malloc(hd.size)) != NULL &&
              fread(buf, 1, hd.size, f) == hd.size && fgetc(f) == EOF &&
              hash_bytes(name, buf, hd.size) == hd.checksum;
+    if (ok)
+        futimens(fileno(f), NULL); /* used now: pruning removes the least recently used first */
     fclose(f);
     if (!ok) {
         free(buf);
@@ -222,4 +235,104 @@ void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t 
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
+}
+
+/* ---- pruning ---- */
+
+typedef struct cache_file {
+    char name[32];
+    uint64_t bytes;
+    struct timespec used;
+} cache_file;
+
+static int older_first(const void *pa, const void *pb)
+{
+    const cache_file *a = pa, *b = pb;
+    if (a->used.tv_sec != b->used.tv_sec)
+        return a->used.tv_sec < b->used.tv_sec ? -1 : 1;
+    if (a->used.tv_nsec != b->used.tv_nsec)
+        return a->used.tv_nsec < b->used.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int hex16(const char *n)
+{
+    for (int i = 0; i < 16; i++)
+        if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* This cache's object names: 16 hex digits and ".o" */
+static int is_object_name(const char *n) { return strlen(n) == 18 && hex16(n) && !strcmp(n + 16, ".o"); }
+
+/* jit_disk_store's temporary names: "." 16 hex digits "." and mkstemp's 6 characters */
+static int is_temp_name(const char *n) { return strlen(n) == 24 && n[0] == '.' && hex16(n + 1) && n[17] == '.'; }
+
+uint64_t jit_disk_prune(const char *dir, uint64_t max_bytes)
+{
+    if (!dir || !max_bytes)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    cache_file *files = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t total = 0, removed = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    char path[4400];
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (is_temp_name(e->d_name) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            now - st.st_mtime > 3600) {
+            /* a temporary file an interrupted store left an hour ago or more */
+            if (unlink(path) == 0)
+                removed += (uint64_t)st.st_size;
+            continue;
+        }
+        if (!is_object_name(e->d_name) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 256;
+            cache_file *g = realloc(files, c * sizeof *g);
+            if (!g)
+                break;
+            files = g;
+            cap = c;
+        }
+        snprintf(files[n].name, sizeof files[n].name, "%s", e->d_name);
+        files[n].bytes = (uint64_t)st.st_size;
+        files[n].used = st.st_mtim;
+        total += files[n].bytes;
+        n++;
+    }
+    closedir(d);
+    if (total > max_bytes) {
+        /* down to three quarters of the limit, so that pruning does not run on every store */
+        uint64_t target = max_bytes / 4 * 3;
+        qsort(files, n, sizeof *files, older_first);
+        for (size_t i = 0; i < n && total > target; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+            if (unlink(path) == 0) {
+                total -= files[i].bytes;
+                removed += files[i].bytes;
+            }
+        }
+    }
+    free(files);
+    return removed;
+}
+
+uint64_t jit_disk_max_bytes(void)
+{
+    const char *e = getenv("PLUME_KERNEL_CACHE_MAX_MB");
+    if (!e || !e[0])
+        return (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20;
+    char *end;
+    unsigned long long mb = strtoull(e, &end, 10);
+    if (*end || end == e)
+        return (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20;
+    return (uint64_t)mb << 20;
 }

@@ -14,7 +14,13 @@
  * the compile that follows writes it again. Writes go to a temporary name in the same folder
  * and are renamed over the file, so readers in other processes see a whole file or none.
  * Nothing here fails a compile: a folder that cannot be made or written only means compiling
- * next time too. Files are never removed here; `rm -r` of the folder is always safe.
+ * next time too. `rm -r` of the folder is always safe.
+ *
+ * Size. Every build and CPU writes files of its own, so the folder would only grow: the first
+ * jit_disk_open of a process prunes it to three quarters of PLUME_KERNEL_CACHE_MAX_MB (default
+ * JIT_DISK_DEFAULT_MAX_MB; 0: no limit) when it holds more, least recently used first (a load
+ * sets its file's modification time), and removes temporary files older than an hour (a store
+ * that was killed). A file removed while another process reads it is only compiled again.
  *
  * Threads: jit_disk_open / jit_disk_close on one thread while no other uses d; load and store
  * from any thread at once (d is read-only in between). */
@@ -42,6 +48,16 @@ int jit_disk_open(jit_disk *d, const char *dir, const char *cpu, const char *fea
 void jit_disk_close(jit_disk *d);
 
 uint64_t jit_disk_name(const jit_disk *d, uint64_t key, char *const *syms, int n_syms);
+
+#define JIT_DISK_DEFAULT_MAX_MB 512
+
+/* Removes the least recently used objects of dir until they take at most three quarters of
+ * max_bytes, when they take more than max_bytes (0: no limit), and temporary files older than
+ * an hour. Only this cache's file names are touched. Returns the bytes removed. Any thread;
+ * other processes may use the folder meanwhile. */
+uint64_t jit_disk_prune(const char *dir, uint64_t max_bytes);
+/* PLUME_KERNEL_CACHE_MAX_MB in bytes, else the default. */
+uint64_t jit_disk_max_bytes(void);
 
 /* 1 with the object's bytes (malloc'd; the caller frees) and its instruction count when a
  * whole file for `name` is there; 0 otherwise. */

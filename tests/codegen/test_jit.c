@@ -7,8 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "engine/codegen/jit.h"
+#include "engine/codegen/jit_disk.h"
 #include "sparse/bitcode.h"
 #include "sparse/tree.h"
 #include "tests/codegen/check.h"
@@ -433,6 +438,81 @@ static void test_disk_cache(void)
     CHECK_EQ(disk, 0);
     CHECK_EQ(build_count, 3);
 
+    /* a load marks its file as used: an old modification time becomes recent */
+    snprintf(cmd, sizeof cmd, "touch -d 2001-01-01 %s/*.o", sub);
+    CHECK_EQ(system(cmd), 0);
+    disk_round(sub, NULL, &s, &v, &disk);
+    CHECK_EQ(disk, 1);
+    snprintf(cmd, sizeof cmd, "test -n \"$(find %s -name '*.o' -newermt 2020-01-01)\"", sub);
+    CHECK_EQ(system(cmd), 0);
+
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ(system(cmd), 0);
+}
+
+/* A file of `mib` MiB (apparent size) last modified `age` seconds ago. */
+static void aged_file(const char *dir, const char *name, int mib, long age)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK_EQ(ftruncate(fileno(f), (off_t)mib << 20), 0);
+    fclose(f);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age;
+    t[1] = t[0];
+    CHECK_EQ(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Pruning (jit_disk_prune): over the limit, the least recently used objects go until three
+ * quarters of it remain; files the cache did not write stay, and so do recent temporaries. */
+static void test_disk_prune(void)
+{
+    char dir[] = "/tmp/plume-jit-prune-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char name[32];
+    for (int i = 0; i < 8; i++) { /* object i used 100 * (8 - i) seconds ago: 0 the oldest */
+        snprintf(name, sizeof name, "%016x.o", 0xa0 + i);
+        aged_file(dir, name, 1, 100L * (8 - i));
+    }
+    aged_file(dir, "notes.txt", 16, 100000);                /* not the cache's */
+    aged_file(dir, ".00000000000000a0.Xy12Zq", 1, 7200);     /* a store killed 2 hours ago */
+    aged_file(dir, ".00000000000000a1.Xy12Zq", 1, 10);       /* a store under way */
+    CHECK_EQ(jit_disk_prune(dir, 64u << 20), (uint64_t)1 << 20); /* under the limit: the old temporary only */
+    CHECK(!exists(dir, ".00000000000000a0.Xy12Zq"));
+    CHECK(exists(dir, ".00000000000000a1.Xy12Zq"));
+    /* 8 MiB of objects against 4: down to 3, the five oldest removed */
+    CHECK_EQ(jit_disk_prune(dir, 4u << 20), (uint64_t)5 << 20);
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "%016x.o", 0xa0 + i);
+        CHECK_EQ(exists(dir, name), i >= 5);
+    }
+    CHECK(exists(dir, "notes.txt"));
+    CHECK_EQ(jit_disk_prune(dir, 0), 0); /* no limit */
+
+    setenv("PLUME_KERNEL_CACHE_MAX_MB", "0", 1);
+    CHECK_EQ(jit_disk_max_bytes(), 0);
+    setenv("PLUME_KERNEL_CACHE_MAX_MB", "64", 1);
+    CHECK_EQ(jit_disk_max_bytes(), (uint64_t)64 << 20);
+    setenv("PLUME_KERNEL_CACHE_MAX_MB", "lots", 1);
+    CHECK_EQ(jit_disk_max_bytes(), (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20);
+    unsetenv("PLUME_KERNEL_CACHE_MAX_MB");
+
+    char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ(system(cmd), 0);
 }
@@ -441,6 +521,7 @@ int main(void)
 {
     test_compile_and_cache();
     test_disk_cache();
+    test_disk_prune();
     test_errors();
     test_threads();
     test_runtime_linked();
