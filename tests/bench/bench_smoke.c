@@ -3,7 +3,7 @@
  *
  * Part 1, whole frames: the `plume` CLI cooks frames 1..N (24; --quick: 3) once per variant,
  * optimized, eager, and optimized with each pass disabled in turn, in this one run, with
- * --stats; each variant is a child process so its peak memory (max RSS from wait4) is its own.
+ * --stats and --no-checkpoint; each variant is a child process so its peak memory (max RSS from wait4) is its own.
  * The table shows the first frame (mostly compiling), the mean of the others, tasks launched,
  * list generations, and the largest density difference of the last frame against eager.
  *
@@ -134,6 +134,10 @@ static int cook_variant(const variant *v, const char *dir, int frames, run_resul
     /* PLUME_BENCH_DEVICE=cuda: the same frames on the GPU (the CLI's --device) */
     argv[n++] = "--device";
     argv[n++] = env_or("PLUME_BENCH_DEVICE", "cpu");
+    /* Checkpoints are written by a thread of the plugin while the next frame cooks, where they
+     * would slow the frame being timed by as much as the solver's differences: the table times
+     * the solver (what checkpoints cost is measured apart, docs/benchmarks.md). */
+    argv[n++] = "--no-checkpoint";
     if (v->disable) {
         argv[n++] = "--disable";
         argv[n++] = v->disable;
