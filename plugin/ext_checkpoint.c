@@ -298,51 +298,51 @@ plume_status pl_checkpoint_wait(pl_context *ctx, int report)
     return report ? st : PLUME_OK;
 }
 
-static plume_status save_args(pl_context **ctx, plume_context *handle, const char *path, const char *what)
+/* Checks the arguments, waits for a pending write and captures the state: the first half of
+ * save and save_begin. */
+static plume_status start(plume_context *handle, const char *path, int64_t frame, const char *key,
+                          const char *what, pl_context **ctx, ckpt_job **j)
 {
+    *j = NULL;
     *ctx = pl_context_get(handle);
     if (!*ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint %s: invalid context handle", what);
     if (!path || !path[0])
         return pl_fail(*ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint %s: no path", what);
     pl_checkpoint_wait(*ctx, 0);
-    return PLUME_OK;
+    return capture(*ctx, path, frame, key, j);
+}
+
+/* Writes j on this thread and frees it. */
+static plume_status write_here(pl_context *ctx, ckpt_job *j)
+{
+    ckpt_write(j);
+    if (j->uuid_left)
+        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", j->path);
+    plume_status st = j->status == PLUME_OK ? PLUME_OK : pl_fail(ctx, j->status, "%s", j->err);
+    job_free(j);
+    return st;
 }
 
 static plume_status ckpt_save(plume_context *handle, const char *path, int64_t frame, const char *key)
 {
     pl_context *ctx;
-    plume_status st = save_args(&ctx, handle, path, "save");
-    ckpt_job *j = NULL;
-    if (st == PLUME_OK)
-        st = capture(ctx, path, frame, key, &j);
-    if (st != PLUME_OK)
-        return st;
-    ckpt_write(j);
-    if (j->uuid_left)
-        pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", path);
-    st = j->status == PLUME_OK ? PLUME_OK : pl_fail(ctx, j->status, "%s", j->err);
-    job_free(j);
-    return st;
+    ckpt_job *j;
+    plume_status st = start(handle, path, frame, key, "save", &ctx, &j);
+    return st == PLUME_OK ? write_here(ctx, j) : st;
 }
 
 static plume_status ckpt_save_begin(plume_context *handle, const char *path, int64_t frame, const char *key)
 {
     pl_context *ctx;
-    plume_status st = save_args(&ctx, handle, path, "save_begin");
-    ckpt_job *j = NULL;
-    if (st == PLUME_OK)
-        st = capture(ctx, path, frame, key, &j);
+    ckpt_job *j;
+    plume_status st = start(handle, path, frame, key, "save_begin", &ctx, &j);
     if (st != PLUME_OK)
         return st;
     int rc = pthread_create(&j->thread, NULL, writer_main, j);
     if (rc != 0) {
-        /* no thread to be had: write it here, as save would */
         pl_log(ctx, PLUME_LOG_DEBUG, "checkpoint: no writer thread (%s); writing on this one", strerror(rc));
-        ckpt_write(j);
-        st = j->status == PLUME_OK ? PLUME_OK : pl_fail(ctx, j->status, "%s", j->err);
-        job_free(j);
-        return st;
+        return write_here(ctx, j);
     }
     ctx->ckpt_pending = j;
     return PLUME_OK;
