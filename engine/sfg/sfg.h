@@ -238,7 +238,7 @@ typedef struct sfg_options {
     uint32_t flush_every;      /* flush automatically after this many launches; 0: never */
     uint32_t disabled_passes;  /* SFG_PASS_* bits */
     uint32_t max_fusion_rounds;/* 0: 64. Each round fuses every task at most once */
-    uint32_t fusion_scan;      /* 0: 256. Candidates examined per task per round */
+    uint32_t fusion_scan;      /* 0: 16. Candidates examined per task per round */
     const char *dump_dir;      /* Graphviz dumps before/after each pass; NULL: $PLUME_SFG_DUMP;
                                 * "" or unset: no dumps. Copied. */
 } sfg_options;
