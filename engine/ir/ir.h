@@ -309,7 +309,14 @@ enum {
      * activated but not yet written: new blocks start at the background) and changes it only
      * by activating. Whether another such task's activations came first then changes no
      * value this task computes. */
-    IR_ACC_LOOKUP = 1u << 8
+    IR_ACC_LOOKUP = 1u << 8,
+    /* Mask states with WRITE: every activation is of the cell holding f[I] at exactly the
+     * loop index I (every axis in order, no offset), conditional or not. The task activates a
+     * subset of its iteration set's cells. */
+    IR_ACC_AT_INDEX = 1u << 9,
+    /* With IR_ACC_AT_INDEX: one of those activations runs in every iteration, so the task
+     * activates exactly the cells holding its iteration set's indices. */
+    IR_ACC_AT_EVERY_INDEX = 1u << 10
 };
 #define IR_ATOMIC_ACTIVATE 16 /* atomic_op of mask/alloc accesses made only by activations */
 

@@ -11,6 +11,8 @@ typedef struct lstate {
     uint8_t mask_query;    /* something other than an activation touched the mask */
     uint8_t alloc_other;   /* something other than an activation touched the allocator */
     uint8_t mask_dep;      /* an activation not index-only/unconditional */
+    uint8_t act_off_index; /* an activation not at exactly the loop index */
+    uint8_t act_every;     /* an activation at the loop index in every iteration */
 } lstate;
 
 typedef struct fstate {
@@ -119,6 +121,7 @@ static void activation(mctx *m, const ir_stmt *at, uint32_t field, uint32_t demo
                 dep = 1;
     if (!idx_src)
         dep = 1;
+    int at_index = idx_src && idx_src->field == field && elementwise(m, idx_src);
     for (int l = from; l <= to && l < f->nlevels; l++) {
         if (!ir_level_is_sparse(&f->levels[l]) || (demoted & (1u << l)))
             continue;
@@ -126,6 +129,10 @@ static void activation(mctx *m, const ir_stmt *at, uint32_t field, uint32_t demo
         ls->mask_w = 1;
         if (dep)
             ls->mask_dep = 1;
+        if (!at_index)
+            ls->act_off_index = 1;
+        else if (unconditional(m, at))
+            ls->act_every = 1;
         if (ir_level_has_alloc(&f->levels[l]))
             ls->alloc_w = 1;
     }
@@ -146,6 +153,7 @@ static void deactivation(mctx *m, uint32_t field, int level)
         ls->mask_r = ls->mask_w = 1;
         ls->mask_query = 1;
         ls->mask_dep = 1;
+        ls->act_off_index = 1;
         if (ir_level_has_alloc(&f->levels[l]))
             ls->alloc_w = ls->alloc_other = 1;
     }
@@ -360,6 +368,8 @@ int ir_task_compute_meta(ir_task *t)
                 }
                 if (ls->mask_w && !ls->mask_dep)
                     a->flags |= IR_ACC_INDEX_ONLY;
+                if (ls->mask_w && !ls->act_off_index)
+                    a->flags |= IR_ACC_AT_INDEX | (ls->act_every ? IR_ACC_AT_EVERY_INDEX : 0);
                 if (!ls->mask_query)
                     a->flags |= IR_ACC_LOOKUP;
             }

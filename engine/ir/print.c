@@ -217,7 +217,7 @@ char *ir_print_meta(const ir_task *t)
     ir_buf_puts(&b, "\n");
     static const char *const flag_names[] = {"read", "write", "elementwise", "unique",
                                              "atomic", "cover", "full", "index_only",
-                                             "lookup"};
+                                             "lookup", "at_index", "at_every_index"};
     for (uint32_t i = 0; i < m->naccess; i++) {
         const ir_access *a = &m->access[i];
         ir_buf_printf(&b, "  %s", a->kind <= IR_STATE_GTMP ? state_names[a->kind] : "?");
@@ -228,7 +228,7 @@ char *ir_print_meta(const ir_task *t)
                 ir_buf_printf(&b, ".L%u", a->level);
         }
         ir_buf_puts(&b, ":");
-        for (int f = 0; f < 9; f++)
+        for (int f = 0; f < (int)(sizeof flag_names / sizeof *flag_names); f++)
             if (a->flags & (1u << f)) {
                 ir_buf_printf(&b, " %s", flag_names[f]);
                 if ((1u << f) == IR_ACC_ATOMIC)

@@ -39,13 +39,28 @@ static sfg_access map_access(const ir_access *a, sfg_state s) {
         fl |= SFG_ACC_INDEX_ONLY;
     if (a->flags & IR_ACC_LOOKUP)
         fl |= SFG_ACC_LOOKUP;
+    if (a->flags & IR_ACC_AT_INDEX)
+        fl |= SFG_ACC_AT_INDEX;
+    if (a->flags & IR_ACC_AT_EVERY_INDEX)
+        fl |= SFG_ACC_AT_EVERY_INDEX;
     return (sfg_access){.state = s, .flags = fl, .addr = 0, .op = a->atomic_op};
 }
 
-/* Two slots aliasing one field: a property that holds for the state must hold for both. */
+/* Flags that describe only a task's activations: a slot that activates nothing neither has
+ * nor breaks them. */
+#define ACTIVATION_FLAGS (SFG_ACC_INDEX_ONLY | SFG_ACC_AT_INDEX | SFG_ACC_AT_EVERY_INDEX)
+
+/* Two slots aliasing one field, or two fields in one tree (one mask state): a property that
+ * holds for the state must hold for both. */
 static void merge(sfg_access *into, const sfg_access *a) {
     uint32_t rw = (into->flags | a->flags) & (SFG_ACC_READ | SFG_ACC_WRITE);
     uint32_t both = into->flags & a->flags & ~(uint32_t)(SFG_ACC_READ | SFG_ACC_WRITE);
+    if (!(into->flags & SFG_ACC_WRITE))
+        both |= a->flags & ACTIVATION_FLAGS;
+    else if (!(a->flags & SFG_ACC_WRITE))
+        both |= into->flags & ACTIVATION_FLAGS;
+    else if (both & SFG_ACC_AT_INDEX) /* one slot's every-iteration activation covers both */
+        both |= (into->flags | a->flags) & SFG_ACC_AT_EVERY_INDEX;
     if ((both & SFG_ACC_ATOMIC) && into->op != a->op)
         both &= ~(uint32_t)SFG_ACC_ATOMIC;
     if (rw & SFG_ACC_READ)

@@ -1,28 +1,60 @@
-/* Activation demotion. A task T activates cells of SNode S (it writes mask(S)) with addresses
- * that depend only on its loop index (SFG_ACC_INDEX_ONLY). If the latest writer of mask(S)
- * before T is a task O launched from the same IR over the same iteration set, O activated
- * exactly the cells T would, and no one changed the mask since: T's activations are no-ops and
- * become plain lookups. T then no longer writes mask(S), so a later listgen of S can be
- * removed. O may be a survivor of an earlier flush (the multigrid restriction case). */
+/* Activation demotion. A task T activates cells of SNode S (it writes mask(S)). If the latest
+ * writer of mask(S) before T is a task O over the same iteration set that activated every cell
+ * T can, and no one changed the mask since, T's activations are no-ops and become plain
+ * lookups. T then no longer writes mask(S), so a later listgen of S can be removed, and tasks
+ * that only read S between O and T no longer order T after them (fusion). O covers T when
+ *  - both were launched from the same IR and activate cells that depend only on the loop index
+ *    (SFG_ACC_INDEX_ONLY): the multigrid restriction relaunched each V-cycle; or
+ *  - O activates the cell of every loop index and T only cells of loop indices
+ *    (SFG_ACC_AT_EVERY_INDEX, SFG_ACC_AT_INDEX), whatever their IRs: a solver's kernels writing
+ *    their results into trees of their own at each voxel of one domain.
+ * "Same iteration set" is sfg_same_domain (a struct_for's list version) plus equal versions of
+ * every mask both tasks query (a bitmasked leaf decides which voxels a struct_for visits).
+ * O may be a survivor of an earlier flush. */
 #include "engine/sfg/sfg_internal.h"
 
 #include <stdlib.h>
+
+/* Every mask that nodes o and i both query (read for activity, not only to look values up)
+ * has the same version for both; `skip`, the mask O last wrote, is the one being compared. */
+static int same_queries(const sfg_graph *g, uint32_t o, uint32_t i, sfg_state skip) {
+    const sfg_node *on = &g->node[o], *t = &g->node[i];
+    for (uint32_t k = 0; k < t->meta->n_access; k++) {
+        const sfg_access *a = &t->meta->access[k];
+        if (SFG_STATE_KIND(a->state) != SFG_MASK || !(a->flags & SFG_ACC_READ) ||
+            (a->flags & SFG_ACC_LOOKUP) || a->state == skip)
+            continue;
+        uint32_t ko = sfg_meta_find(on->meta, a->state);
+        if (ko == SFG_NONE)
+            continue;
+        const sfg_access *b = &on->meta->access[ko];
+        if ((b->flags & SFG_ACC_READ) && !(b->flags & SFG_ACC_LOOKUP) &&
+            on->slot[ko].in_ver != t->slot[k].in_ver)
+            return 0;
+    }
+    return 1;
+}
 
 static int can_demote(const sfg_graph *g, uint32_t i, uint32_t k) {
     const sfg_node *t = &g->node[i];
     const sfg_access *a = &t->meta->access[k];
     if (SFG_STATE_KIND(a->state) != SFG_MASK || !(a->flags & SFG_ACC_WRITE) ||
-        !(a->flags & SFG_ACC_INDEX_ONLY))
+        !(a->flags & (SFG_ACC_INDEX_ONLY | SFG_ACC_AT_INDEX)))
         return 0;
     uint32_t o = t->slot[k].in_owner;
     if (o == 0 || o == i)
         return 0;
     const sfg_node *on = &g->node[o];
-    if (on->base_hash != t->base_hash || !sfg_same_domain(on, t))
+    if (!sfg_same_domain(on, t) || !same_queries(g, o, i, a->state))
         return 0;
     uint32_t ko = sfg_meta_find(on->meta, a->state);
-    return ko != SFG_NONE && (on->meta->access[ko].flags & SFG_ACC_WRITE) &&
-           (on->meta->access[ko].flags & SFG_ACC_INDEX_ONLY);
+    if (ko == SFG_NONE || !(on->meta->access[ko].flags & SFG_ACC_WRITE))
+        return 0;
+    uint32_t of = on->meta->access[ko].flags;
+    if (on->base_hash == t->base_hash && (a->flags & SFG_ACC_INDEX_ONLY) &&
+        (of & SFG_ACC_INDEX_ONLY))
+        return 1;
+    return (a->flags & SFG_ACC_AT_INDEX) && (of & SFG_ACC_AT_EVERY_INDEX);
 }
 
 static int writes(const sfg_task_meta *m, sfg_state s) {

@@ -102,7 +102,15 @@ enum {
      * not yet written read alike (the field's background), so two such tasks may be fused:
      * which activations one iteration sees first changes no value; the value states decide
      * the rest. */
-    SFG_ACC_LOOKUP = 1u << 7
+    SFG_ACC_LOOKUP = 1u << 7,
+    /* Mask states, with WRITE: every activation is of the cell holding the loop index itself
+     * (conditional or not): the task activates a subset of its iteration set's cells. */
+    SFG_ACC_AT_INDEX = 1u << 8,
+    /* With SFG_ACC_AT_INDEX: some activation runs in every iteration, so the task activates
+     * exactly its iteration set's cells. A task with SFG_ACC_AT_INDEX after one with this
+     * flag over the same iteration set, the mask unchanged between, activates nothing new,
+     * whatever its IR (activation demotion). */
+    SFG_ACC_AT_EVERY_INDEX = 1u << 9
 };
 
 typedef struct sfg_access {

@@ -83,7 +83,24 @@ static int mc_setup(sfgb_run *r)
     }
     /* one tree for all, as a Taichi solver places its fields in one SNode: the fused task's
      * three samples then walk one tree (PLUME_BENCH_TREES=separate: a tree per field) */
-    if (sfgb_group(r, 0, nm, 14, "", ty))
+    const char *how = getenv("PLUME_BENCH_TREES");
+    if (how && !strcmp(how, "channels")) {
+        eng_field_desc d[3];
+        static const int first[4] = {0, 4, 7, 10};
+        for (int g = 0; g < 4; g++) {
+            memset(d, 0, sizeof d);
+            for (int i = 0; i < 3; i++) {
+                d[i].name = nm[first[g] + i];
+                d[i].type = ENG_F32;
+                d[i].layout = "";
+                d[i].voxel_size = 1.0;
+            }
+            if (eng_field_declare_interleaved(r->ctx, d, 3, &r->f[first[g]]) != ENG_OK)
+                return sfgb_fail(r, nm[first[g]]);
+        }
+        if (!sfgb_field(r, 3, "dom", "", ENG_F32, 0, 1) || !sfgb_field(r, 13, "u", "", ENG_VEC3, 0, 1))
+            return 1;
+    } else if (sfgb_group(r, 0, nm, 14, "", ty))
         return 1;
     if (sfgb_compile(r, mc_src))
         return 1;

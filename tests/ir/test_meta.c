@@ -35,11 +35,12 @@ static void test_struct_for_scale(void)
     CHECK(flags_of(t, IR_STATE_VALUE, 0, 0) == (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_ELEMENTWISE |
                                                 IR_ACC_UNIQUE | IR_ACC_COVER));
     /* the load reads the masks to find the value (lookup: nothing asks whether a cell is
-     * active), the store activates at loop-index positions unconditionally */
-    CHECK(flags_of(t, IR_STATE_MASK, 0, 1) ==
-          (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY | IR_ACC_LOOKUP));
-    CHECK(flags_of(t, IR_STATE_MASK, 0, 2) ==
-          (IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY | IR_ACC_LOOKUP));
+     * active), the store activates at loop-index positions unconditionally: at the loop
+     * index itself, in every iteration */
+    const uint32_t act = IR_ACC_READ | IR_ACC_WRITE | IR_ACC_INDEX_ONLY | IR_ACC_LOOKUP |
+                         IR_ACC_AT_INDEX | IR_ACC_AT_EVERY_INDEX;
+    CHECK(flags_of(t, IR_STATE_MASK, 0, 1) == act);
+    CHECK(flags_of(t, IR_STATE_MASK, 0, 2) == act);
     CHECK(!ir_meta_find(&t->meta, IR_STATE_MASK, 0, 3)); /* dense leaf: no mask */
     CHECK(flags_of(t, IR_STATE_LIST, 0, 2) == IR_ACC_READ);
     CHECK(flags_of(t, IR_STATE_ALLOC, 0, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC));
@@ -47,8 +48,10 @@ static void test_struct_for_scale(void)
     CHECK(!ir_meta_find(&t->meta, IR_STATE_GTMP, 0, 0));
     CHECK_TEXT(ir_print_meta(t), "meta struct_for @q.L2\n"
                                  "  value @q: read write elementwise unique cover\n"
-                                 "  mask @q.L1: read write index_only lookup\n"
-                                 "  mask @q.L2: read write index_only lookup\n"
+                                 "  mask @q.L1: read write index_only lookup at_index "
+                                 "at_every_index\n"
+                                 "  mask @q.L2: read write index_only lookup at_index "
+                                 "at_every_index\n"
                                  "  list @q.L2: read\n"
                                  "  alloc @q.L1: write atomic(activate)\n"
                                  "  alloc @q.L2: write atomic(activate)\n");
@@ -135,7 +138,8 @@ static void test_serial(void)
     CHECK(ir_task_compute_meta(t) == 0 && t->meta.kind == IR_TASK_SERIAL);
     CHECK(flags_of(t, IR_STATE_VALUE, 0, 0) == (IR_ACC_WRITE | IR_ACC_FULL));
     CHECK(flags_of(t, IR_STATE_VALUE, 1, 0) == (IR_ACC_READ | IR_ACC_WRITE));
-    /* activation only: the masks are written without being read */
+    /* activation only: the masks are written without being read; at an argument's index,
+     * not at a loop index (a serial task has none) */
     CHECK(flags_of(t, IR_STATE_MASK, 2, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC | IR_ACC_LOOKUP));
     CHECK(flags_of(t, IR_STATE_MASK, 2, 2) == (IR_ACC_WRITE | IR_ACC_ATOMIC | IR_ACC_LOOKUP));
     CHECK(flags_of(t, IR_STATE_ALLOC, 2, 1) == (IR_ACC_WRITE | IR_ACC_ATOMIC));
@@ -227,13 +231,15 @@ static void test_query_is_not_lookup(void)
 }
 
 /* struct_for over q: r[I] = 1 under `if (I.x % 2 == 0)` activates cells decided by the loop
- * index alone (index_only); s[I] = 1 under `if (q[I] > 0)` depends on a loaded value (not) */
+ * index alone (index_only); s[I] = 1 under `if (q[I] > 0)` depends on a loaded value (not).
+ * Both activate only at the loop index (at_index), neither in every iteration; u[I + 1] = 1
+ * unconditionally is index_only and activates in every iteration, but off the index. */
 static void test_index_decided_if(void)
 {
-    ir_field_info f[3] = {sparse3("q", 1), sparse3("r", 1), sparse3("s", 1)};
+    ir_field_info f[4] = {sparse3("q", 1), sparse3("r", 1), sparse3("s", 1), sparse3("u", 1)};
     ir_builder b;
     ir_stmt *sf, *I[3];
-    ir_task *t = struct_for_task("c", f, 3, &b, &sf, I);
+    ir_task *t = struct_for_task("c", f, 4, &b, &sf, I);
     ir_stmt *one = ir_const_float(&b, IR_F32, 1.0);
     ir_stmt *even = ir_binary(&b, IR_EQ, ir_binary(&b, IR_MOD, I[0], ir_const_i32(&b, 2)),
                               ir_const_i32(&b, 0));
@@ -246,12 +252,23 @@ static void test_index_decided_if(void)
     ir_stmt *i2 = ir_if(&b, pos);
     ir_builder_at_end(&b, i2->body);
     ir_global_store(&b, ir_global_ptr(&b, 2, 0, I), one);
+    ir_builder_at_end(&b, sf->body);
+    ir_stmt *J[3] = {ir_binary(&b, IR_ADD, I[0], ir_const_i32(&b, 1)), I[1], I[2]};
+    ir_global_store(&b, ir_global_ptr(&b, 3, 0, J), one);
     must_verify(t, "index decided");
     CHECK(ir_task_compute_meta(t) == 0);
     CHECK(flags_of(t, IR_STATE_MASK, 1, 1) & IR_ACC_INDEX_ONLY);
     CHECK(flags_of(t, IR_STATE_MASK, 1, 2) & IR_ACC_INDEX_ONLY);
     CHECK(!(flags_of(t, IR_STATE_MASK, 2, 1) & IR_ACC_INDEX_ONLY));
     CHECK(!(flags_of(t, IR_STATE_MASK, 2, 2) & IR_ACC_INDEX_ONLY));
+    for (uint32_t fi = 1; fi <= 2; fi++)
+        for (uint32_t l = 1; l <= 2; l++) {
+            CHECK(flags_of(t, IR_STATE_MASK, fi, l) & IR_ACC_AT_INDEX);
+            CHECK(!(flags_of(t, IR_STATE_MASK, fi, l) & IR_ACC_AT_EVERY_INDEX));
+        }
+    CHECK(flags_of(t, IR_STATE_MASK, 3, 1) & IR_ACC_INDEX_ONLY);
+    CHECK(!(flags_of(t, IR_STATE_MASK, 3, 1) & (IR_ACC_AT_INDEX | IR_ACC_AT_EVERY_INDEX)));
+    CHECK(!(flags_of(t, IR_STATE_MASK, 3, 2) & (IR_ACC_AT_INDEX | IR_ACC_AT_EVERY_INDEX)));
     ir_task_free(t);
 }
 

@@ -235,6 +235,9 @@ static int op_meta(void *ud, const void *p, sfg_task_meta *out) {
         uint32_t fl = SFG_ACC_READ | SFG_ACC_WRITE;
         if (acts && !deacts)
             fl |= SFG_ACC_ATOMIC | (by_arg ? 0 : SFG_ACC_INDEX_ONLY);
+        /* toy statements are unconditional: activations at i activate every index's cell */
+        if (acts && !deacts && parallel && own)
+            fl |= SFG_ACC_AT_INDEX | SFG_ACC_AT_EVERY_INDEX;
         if (parallel && own)
             fl |= SFG_ACC_UNIQUE;
         c->acc[n++] = (sfg_access){SFG_STATE(SFG_MASK, sn), fl, 0, 2};
