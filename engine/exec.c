@@ -5,6 +5,7 @@
 #include "engine/engine_internal.h"
 #include "engine/exec_runtime.h"
 #include "engine/codegen/task.h"
+#include "engine/listing.h"
 #include "engine/passes/passes.h"
 #include "sparse/tree.h"
 
@@ -21,7 +22,8 @@ static double now_s(void)
 }
 
 /* PLUME_IR_DUMP=dir: each task's IR as code generation gets it, in dir/<hash>.ir, for a kernel
- * author asking what the optimizer made of a fused or demoted task. Best effort. */
+ * author asking what the optimizer made of a fused or demoted task; PLUME_IR_DUMP_ASM=1 adds
+ * the host assembly of its optimized module in dir/<hash>.s (a second compile). Best effort. */
 static void dump_ir(const sfg_exec_task *t, ir_task *low)
 {
     const char *dir = getenv("PLUME_IR_DUMP");
@@ -36,6 +38,16 @@ static void dump_ir(const sfg_exec_task *t, ir_task *low)
         fclose(f);
     }
     free(text);
+    const char *asm_on = getenv("PLUME_IR_DUMP_ASM");
+    if (!asm_on || !asm_on[0] || !strcmp(asm_on, "0"))
+        return;
+    snprintf(path, sizeof path, "%s/%016llx.s", dir, (unsigned long long)t->ir.hash);
+    if ((f = fopen(path, "w"))) {
+        char err[256];
+        if (eng_task_listing(f, low, ENG_LIST_ASM, err, sizeof err) != 0)
+            fprintf(f, "# no listing: %s\n", err);
+        fclose(f);
+    }
 }
 
 int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *fresh)

@@ -84,7 +84,7 @@ static void dump_pass(const char *pass, ir_task *t, void *ud)
 #endif
 
 /* One codegen-ready task as LLVM IR, host assembly or PTX. */
-static int emit_code(FILE *f, ir_task *low, int kind, char *err, size_t n)
+int eng_task_listing(FILE *f, ir_task *low, int kind, char *err, size_t n)
 {
     char *text = NULL;
     int rc;
@@ -168,7 +168,7 @@ static int list_kernel(FILE *f, const pk_program *prog, const pk_func *fn, int k
             rc = print_task(f, title, low, 0);
         } else if (rc == 0) {
             fprintf(f, "%s task %s (%s)\n", comment, t->name, kind_name(t->kind));
-            rc = emit_code(f, low, kind, err, n);
+            rc = eng_task_listing(f, low, kind, err, n);
         }
         ir_task_free(low);
     }

@@ -14,6 +14,7 @@
 #define PLUME_ENGINE_LISTING_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "engine/ir/ir.h"
 
@@ -31,6 +32,11 @@ enum { ENG_LIST_OK = 0, ENG_LIST_ESOURCE = 1, ENG_LIST_ENOTFOUND = 2, ENG_LIST_E
 /* kernel NULL or "": every kernel of the file. Returns ENG_LIST_*. */
 int eng_compile_listing(const char *file, const char *src, size_t len, const char *kernel,
                         int kind, char **text, char *err, size_t n);
+
+/* One codegen-ready task (as a context lowers it) written to f as LLVM IR, host assembly or
+ * PTX (kind ENG_LIST_LLVM, _ASM, _PTX, _PTX_LLVM): what PLUME_IR_DUMP adds for a task whose
+ * fields have the layouts a scene gave them. 0, or -1 with a message. */
+int eng_task_listing(FILE *f, ir_task *low, int kind, char *err, size_t n);
 
 /* The IR descriptor of a field of dimension dim (0..3) holding f32 (vec3 = 0) or vec3
  * (vec3 = 1) in its dimension's default layout (eng_default_layout): what a listing gives a

@@ -49,6 +49,13 @@ typedef struct cread_site {
                    * address is made at the read (cg_cread_field_ptr), the container and the
                    * leaf index only on the path that needs them */
     LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
+    /* Direct reads: the voxel's leaf container (NULL where inactive) and cell index (< 0 where
+     * out of range) from the site's last direct read, and the IR block of that read. Reads of
+     * other fields placed in the same tree share the site (one sn_child): the fields of a
+     * fused task's samples at one point. A later read that block holds takes the place as it
+     * is and only adds its field's offset: no second branch on where the voxel lies. */
+    LLVMValueRef place_c, place_cell;
+    const ir_block *place_blk;
 } cread_site;
 
 /* Reads of one slot at a common base plus constants (the 8 corners of a trilinear sample,
@@ -605,6 +612,9 @@ static int encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s-
 void cg_cread_block_start(cg_fn *f, const ir_block *blk)
 {
     cg_cread *cr = f->cread;
+    for (int k = 0; k < cr->nsite; k++)
+        if (cr->site[k].place_c && nested_in(cr->site[k].place_blk, blk))
+            cr->site[k].place_c = NULL;
     for (int k = 0; k < cr->ngroup; k++) {
         if (cr->group[k].last && nested_in(cr->group[k].last_blk, blk))
             cr->group[k].last = NULL;
@@ -849,18 +859,17 @@ int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM])
 
 static void likely_first(cg_fn *f, LLVMValueRef br);
 
-/* A direct read of a table group: its block from the table where the group lies among the
- * entry's neighbours, through its own cache elsewhere. */
-static LLVMValueRef table_read(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt *s,
-                               int32_t lsid, LLVMValueRef bx[])
+/* The place (container, cell) of a direct read of a table group: its block from the table
+ * where the group lies among the entry's neighbours, through its own cache elsewhere. */
+static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt *s,
+                       int32_t lsid, LLVMValueRef bx[], LLVMValueRef *c_out,
+                       LLVMValueRef *cell_out)
 {
     cg_cread *cr = f->cread;
     int slot = g->slot, dim = f->task->fields[slot].dim;
     leaf_geom lg;
-    if (leaf_geometry(f, slot, &lg) != 0) {
-        cg_fail(f, "cached read: the table's geometry changed");
-        return NULL;
-    }
+    if (leaf_geometry(f, slot, &lg) != 0)
+        return cg_fail(f, "cached read: the table's geometry changed");
     if (!(g->tab_ok && encloses(g->tab_blk, s))) {
         /* the base less the entry's first voxel, and whether every member's voxel is within
          * one block of the entry's along each axis */
@@ -896,33 +905,29 @@ static LLVMValueRef table_read(cg_fn *f, cread_site *site, cread_group *g, const
     }
     LLVMValueRef c = LLVMBuildLoad2(f->b, f->t_ptr,
                                     LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &index, 1, ""), "rd.nbk");
-    LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""), NULL);
-    if (!at)
-        return NULL;
-    LLVMValueRef tab_at = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""),
-                                          LLVMConstPointerNull(f->t_ptr), at, "");
     LLVMBasicBlockRef tab_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, slow);
     LLVMValueRef x[IR_MAX_DIM], key[IR_MAX_DIM];
     for (int a = 0; a < dim; a++) {
         if (!(x[a] = cg_val(f, site->idx->arg[a])))
-            return NULL;
+            return -1;
         key[a] = leaf_key(f, slot, lsid, a, x[a]);
     }
     LLVMValueRef oc = cached_lookup(f, slot, dim, site->key, &site->cont, x, key);
     LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
-    LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, oc, i) : NULL;
-    if (!slow_at)
-        return NULL;
+    if (!i)
+        return -1;
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, done);
-    LLVMValueRef phi = LLVMBuildPhi(f->b, f->t_ptr, "rd.ptr");
-    LLVMValueRef in[2] = {tab_at, slow_at};
+    LLVMValueRef in_c[2] = {c, oc}, in_i[2] = {cell, i};
     LLVMBasicBlockRef from[2] = {tab_end, slow_end};
-    LLVMAddIncoming(phi, in, from, 2);
-    return phi;
+    *c_out = LLVMBuildPhi(f->b, f->t_ptr, "rd.blk");
+    LLVMAddIncoming(*c_out, in_c, from, 2);
+    *cell_out = LLVMBuildPhi(f->b, f->t_i32, "rd.cell");
+    LLVMAddIncoming(*cell_out, in_i, from, 2);
+    return 0;
 }
 
 /* Branch weights saying the first successor is the usual one, so the other is laid out away
@@ -938,9 +943,22 @@ static void likely_first(cg_fn *f, LLVMValueRef br)
     LLVMSetMetadata(br, kind, LLVMMetadataAsValue(f->ctx, LLVMMDNodeInContext2(f->ctx, ops, 3)));
 }
 
+/* The address of direct read s at its site's place: NULL where the block is inactive or the
+ * voxel out of range (as the generic code's dense leaf gives it). */
+static LLVMValueRef place_addr(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef cell)
+{
+    LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildSExt(f->b, cell, f->t_i64, ""), NULL);
+    if (!at)
+        return NULL;
+    LLVMValueRef ok = LLVMBuildAnd(f->b, LLVMBuildIsNotNull(f->b, c, ""),
+                                   LLVMBuildICmp(f->b, LLVMIntSGE, cell, c32(f, 0), ""), "rd.ok");
+    return LLVMBuildSelect(f->b, ok, at, LLVMConstPointerNull(f->t_ptr), "rd.ptr");
+}
+
 /* A direct read (find_direct): where the group's members all lie in its active base block,
- * the address is that block's plus the base's cell index plus a constant; elsewhere the
- * container and the leaf index are made as for any site, on that path only. */
+ * the place is that block and the base's cell index plus a constant; elsewhere the container
+ * and the leaf index are made as for any site, on that path only. The place is kept for the
+ * site's later reads (place_c). */
 LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
 {
     cg_cread *cr = f->cread;
@@ -952,6 +970,8 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         return NULL;
     *handled = 1;
     cread_site *site = &cr->site[k - 1];
+    if (site->place_c && encloses(site->place_blk, s))
+        return place_addr(f, s, site->place_c, site->place_cell);
     cread_group *g = &cr->group[site->group - 1];
     const ir_task *t = f->task;
     const ir_field_info *fi = &t->fields[g->slot];
@@ -969,46 +989,49 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
             return NULL;
         bkey[a] = leaf_key(f, g->slot, lsid, a, bx[a]);
     }
-    if (cr->have_ent && g->tab > 0)
-        return table_read(f, site, g, s, lsid, bx);
-    LLVMValueRef gc = group_block(f, g, s, bx, bkey);
-    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.edge");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
-    LLVMValueRef fast_at = NULL;
-    LLVMBasicBlockRef fast_end = NULL;
-    if (g->interior) {
-        LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.inner");
-        LLVMValueRef br = LLVMBuildCondBr(f->b, g->interior, fast, slow);
-        likely_first(f, br);
-        LLVMPositionBuilderAtEnd(f->b, fast);
-        int64_t dcell = 0;
-        for (int a = 0; a < dim; a++) {
-            LLVMValueRef ish = snode_u32(f, g->slot, lsid, cg_off_snode_index_shift(a));
-            dcell += (int64_t)site->delta[a] * ((int64_t)1 << LLVMConstIntGetZExtValue(ish));
-        }
-        /* at the read's own place (slots placed in one tree share containers, and so may
-         * share the sn_child) */
-        LLVMValueRef cell = LLVMBuildAdd(f->b, LLVMBuildSExt(f->b, g->cell, f->t_i64, ""),
-                                         LLVMConstInt(f->t_i64, (unsigned long long)dcell, 1), "");
-        if (!(fast_at = cg_dense_elem(f, s, gc, cell, NULL)))
+    LLVMValueRef pc = NULL, pcell = NULL;
+    if (cr->have_ent && g->tab > 0) {
+        if (table_place(f, site, g, s, lsid, bx, &pc, &pcell) != 0)
             return NULL;
-        fast_end = LLVMGetInsertBlock(f->b);
-        LLVMBuildBr(f->b, done);
     } else {
-        LLVMBuildBr(f->b, slow);
+        LLVMValueRef gc = group_block(f, g, s, bx, bkey);
+        LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.edge");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
+        LLVMValueRef fast_cell = NULL;
+        LLVMBasicBlockRef fast_end = NULL;
+        if (g->interior) {
+            LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.inner");
+            LLVMValueRef br = LLVMBuildCondBr(f->b, g->interior, fast, slow);
+            likely_first(f, br);
+            LLVMPositionBuilderAtEnd(f->b, fast);
+            int64_t dcell = 0;
+            for (int a = 0; a < dim; a++) {
+                LLVMValueRef ish = snode_u32(f, g->slot, lsid, cg_off_snode_index_shift(a));
+                dcell += (int64_t)site->delta[a] * ((int64_t)1 << LLVMConstIntGetZExtValue(ish));
+            }
+            fast_cell = LLVMBuildAdd(f->b, g->cell, c32(f, dcell), "");
+            fast_end = LLVMGetInsertBlock(f->b);
+            LLVMBuildBr(f->b, done);
+        } else {
+            LLVMBuildBr(f->b, slow);
+        }
+        LLVMPositionBuilderAtEnd(f->b, slow);
+        LLVMValueRef c = site_container(f, site, s, gc);
+        LLVMValueRef i = c ? cg_emit_sn_index(f, s->arg[1], lsid) : NULL;
+        if (!i)
+            return NULL;
+        LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
+        LLVMBuildBr(f->b, done);
+        LLVMPositionBuilderAtEnd(f->b, done);
+        LLVMValueRef in_c[2] = {c, gc}, in_i[2] = {i, fast_cell};
+        LLVMBasicBlockRef from[2] = {slow_end, fast_end};
+        pc = LLVMBuildPhi(f->b, f->t_ptr, "rd.blk");
+        LLVMAddIncoming(pc, in_c, from, fast_cell ? 2 : 1);
+        pcell = LLVMBuildPhi(f->b, f->t_i32, "rd.cell");
+        LLVMAddIncoming(pcell, in_i, from, fast_cell ? 2 : 1);
     }
-    LLVMPositionBuilderAtEnd(f->b, slow);
-    LLVMValueRef c = site_container(f, site, s, gc);
-    LLVMValueRef i = c ? cg_emit_sn_index(f, s->arg[1], lsid) : NULL;
-    LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, c, i) : NULL;
-    if (!slow_at)
-        return NULL;
-    LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
-    LLVMBuildBr(f->b, done);
-    LLVMPositionBuilderAtEnd(f->b, done);
-    LLVMValueRef phi = LLVMBuildPhi(f->b, f->t_ptr, "rd.ptr");
-    LLVMValueRef in[2] = {slow_at, fast_at};
-    LLVMBasicBlockRef from[2] = {slow_end, fast_end};
-    LLVMAddIncoming(phi, in, from, fast_at ? 2 : 1);
-    return phi;
+    site->place_c = pc;
+    site->place_cell = pcell;
+    site->place_blk = s->parent;
+    return place_addr(f, s, pc, pcell);
 }
