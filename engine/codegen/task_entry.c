@@ -280,6 +280,18 @@ static int emit_range_loop(cg_fn *f, const ir_stmt *loop, LLVMValueRef start, LL
     LLVMValueRef i = loop_open(f, &c, f->t_i64, start, hi, step, "i");
     if (counter)
         *counter = i;
+    if (f->target == CG_TARGET_CPU && loop->arg[1]->op == IR_CONST) {
+        /* i < the constant end, stated where LLVM's known-bits reasoning finds it (the
+         * clamped hi alone does not reach it): the range checks of a box loop's stores, which
+         * instcombine turns into bit tests of i, fold away */
+        LLVMTypeRef aty = LLVMFunctionType(f->t_void, &f->t_i1, 1, 0);
+        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, "llvm.assume");
+        if (!fn)
+            fn = LLVMAddFunction(f->mod, "llvm.assume", aty);
+        LLVMValueRef lt = LLVMBuildICmp(f->b, LLVMIntSLT, i,
+                                        LLVMConstInt(f->t_i64, (unsigned long long)loop->arg[1]->ival, 1), "");
+        LLVMBuildCall2(f->b, aty, fn, &lt, 1, "");
+    }
     LLVMTypeRef ity = cg_type(f, loop->arg[0]->ty);
     LLVMValueRef idx = ity == f->t_i64 ? i : LLVMBuildTrunc(f->b, i, ity, "idx");
     if (cg_push_loop(f, loop, NULL, c.latch) != 0)
@@ -344,6 +356,16 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
             return finish_fn(&f, first, 0);
         b = to_i64(&f, b, loop->arg[0]->ty);
         lo = start = LLVMBuildSelect(f.b, LLVMBuildICmp(f.b, LLVMIntSGT, lo, b, ""), lo, b, "lo");
+    }
+    if (target == CG_TARGET_CPU && loop->arg[1]->op == IR_CONST) {
+        /* Likewise hi <= a constant end: a box loop's indices are then known to lie inside a
+         * field of that box's size, so the range checks of its stores fold away and a loop of
+         * plain stores (a fused clear of several fields) vectorizes. */
+        LLVMValueRef e = cg_val(&f, loop->arg[1]);
+        if (!e)
+            return finish_fn(&f, first, 0);
+        e = to_i64(&f, e, loop->arg[1]->ty);
+        hi = LLVMBuildSelect(f.b, LLVMBuildICmp(f.b, LLVMIntSLT, hi, e, ""), hi, e, "hi");
     }
     if (target == CG_TARGET_CPU) {
         /* a fast copy when the check passes (fast_range.c), the generic loop otherwise */

@@ -14,8 +14,8 @@
  *  - The IR is scalar: vectors and matrices are split into components; locals become one
  *    alloca per component; functions are inlined; static loops are unrolled.
  *  - A top-level (outermost) parallel range loop becomes an IR_RANGE_FOR with parallel = 1
- *    (an ivec2/ivec3 box becomes one linear range decomposed into x, y, z, x fastest); a
- *    struct-for becomes an IR_STRUCT_FOR over the field's slot. Every other loop is serial.
+ *    (an ivec2/ivec3 box becomes one linear range decomposed into x, y, z, the last axis
+ *    fastest); a struct-for becomes an IR_STRUCT_FOR over the field's slot. Every other loop is serial.
  *  - `f[i] op= v` marked atomic becomes IR_ATOMIC (per component); in serial code a plain
  *    load/op/store. Reads of inactive elements give the background (global_load semantics).
  *  - Integer / and % are floored (IR_DIV/IR_MOD); && || and ?: evaluate only what the language

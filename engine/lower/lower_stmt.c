@@ -132,8 +132,11 @@ static ir_stmt *to_i64(lw *L, ir_stmt *x)
     return ir_cast(&L->b, IR_I64, x);
 }
 
-/* One linear i64 range over the box, x fastest: the parallel loop the offload and the
- * code generator know. Extents are clamped at 0 so an empty box runs nothing. */
+/* One linear i64 range over the box, the last axis fastest (z of an ivec3, y of an ivec2):
+ * the parallel loop the offload and the code generator know. Dense layouts store the last
+ * axis fastest (voxel x*64 + y*8 + z in a block), so consecutive iterations touch consecutive
+ * elements (x fastest strode a row per iteration: a fused clear of three 128^2 fields ran at
+ * 6 ns a store). Extents are clamped at 0 so an empty box runs nothing. */
 static int parallel_box(lw *L, const pk_stmt *s, const lw_val *lo, const lw_val *hi)
 {
     int n = lo->n;
@@ -148,9 +151,9 @@ static int parallel_box(lw *L, const pk_stmt *s, const lw_val *lo, const lw_val 
         return lw_oom(L, s->loc);
     ir_builder_at_end(&L->b, loop->body);
     ir_stmt *rest = ir_loop_index(&L->b, loop, 0), *idx[3];
-    for (int a = 0; a < n; a++) {
+    for (int a = n - 1; a >= 0; a--) {
         ir_stmt *q = rest;
-        if (a < n - 1) {
+        if (a > 0) {
             q = ir_binary(&L->b, IR_MOD, rest, ext[a]);
             rest = ir_binary(&L->b, IR_DIV, rest, ext[a]);
         }

@@ -133,7 +133,8 @@ static void swizzle_atomic(void)
            "}\n");
 }
 
-/* Box [0,4) x [0,3): extents 4 and 3 folded, 12 iterations; x = i % 4, y = i / 4. */
+/* Box [0,4) x [0,3): extents 4 and 3 folded, 12 iterations, the last axis fastest as dense
+ * fields store it: y = i % 3, x = i / 3. */
 static void box(void)
 {
     ir_field_info fi[1] = {lt_field("img", IR_F32, 1, 2, 4)};
@@ -157,14 +158,14 @@ static void box(void)
            "  $12 = const i64 0\n"
            "  $13 : range_for $12 $11 parallel {\n"
            "    $14 = loop_index i64 $13 0\n"
-           "    $15 = mod i64 $14 $7\n"
-           "    $16 = div i64 $14 $7\n"
+           "    $15 = mod i64 $14 $10\n"
+           "    $16 = div i64 $14 $10\n"
            "    $17 = cast i32 $15\n"
-           "    $18 = add i32 $1 $17\n"
+           "    $18 = add i32 $2 $17\n"
            "    $19 = cast i32 $16\n"
-           "    $20 = add i32 $2 $19\n"
-           "    $21 = global_ptr ptr<f32> @img [$18 $20]\n"
-           "    $22 = cast f32 $18\n"
+           "    $20 = add i32 $1 $19\n"
+           "    $21 = global_ptr ptr<f32> @img [$20 $18]\n"
+           "    $22 = cast f32 $20\n"
            "    $23 = cast f32 $0\n"
            "    $24 = add f32 $22 $23\n"
            "    $25 : global_store $21 $24\n"
