@@ -859,11 +859,19 @@ int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM])
 
 static void likely_first(cg_fn *f, LLVMValueRef br);
 
+/* A slow path's container as the place keeps it: NULL where the voxel is out of range (leaf
+ * index < 0), so that reuses test the container alone. */
+static LLVMValueRef slow_place(cg_fn *f, LLVMValueRef c, LLVMValueRef i)
+{
+    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGE, i, c32(f, 0), ""), c,
+                           LLVMConstPointerNull(f->t_ptr), "rd.inrange");
+}
+
 /* The place (container, cell) of a direct read of a table group: its block from the table
  * where the group lies among the entry's neighbours, through its own cache elsewhere. */
 static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt *s,
                        int32_t lsid, LLVMValueRef bx[], LLVMValueRef *c_out,
-                       LLVMValueRef *cell_out)
+                       LLVMValueRef *cell_out, LLVMValueRef *at_out)
 {
     cg_cread *cr = f->cread;
     int slot = g->slot, dim = f->task->fields[slot].dim;
@@ -905,6 +913,11 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
     }
     LLVMValueRef c = LLVMBuildLoad2(f->b, f->t_ptr,
                                     LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &index, 1, ""), "rd.nbk");
+    LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""), NULL);
+    if (!at)
+        return -1;
+    LLVMValueRef tab_at = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""),
+                                          LLVMConstPointerNull(f->t_ptr), at, "");
     LLVMBasicBlockRef tab_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, slow);
@@ -916,17 +929,21 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
     }
     LLVMValueRef oc = cached_lookup(f, slot, dim, site->key, &site->cont, x, key);
     LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
-    if (!i)
+    LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, oc, i) : NULL;
+    if (!slow_at)
         return -1;
+    oc = slow_place(f, oc, i);
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, done);
-    LLVMValueRef in_c[2] = {c, oc}, in_i[2] = {cell, i};
+    LLVMValueRef in_c[2] = {c, oc}, in_i[2] = {cell, i}, in_at[2] = {tab_at, slow_at};
     LLVMBasicBlockRef from[2] = {tab_end, slow_end};
     *c_out = LLVMBuildPhi(f->b, f->t_ptr, "rd.blk");
     LLVMAddIncoming(*c_out, in_c, from, 2);
     *cell_out = LLVMBuildPhi(f->b, f->t_i32, "rd.cell");
     LLVMAddIncoming(*cell_out, in_i, from, 2);
+    *at_out = LLVMBuildPhi(f->b, f->t_ptr, "rd.ptr");
+    LLVMAddIncoming(*at_out, in_at, from, 2);
     return 0;
 }
 
@@ -950,9 +967,8 @@ static LLVMValueRef place_addr(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMV
     LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildSExt(f->b, cell, f->t_i64, ""), NULL);
     if (!at)
         return NULL;
-    LLVMValueRef ok = LLVMBuildAnd(f->b, LLVMBuildIsNotNull(f->b, c, ""),
-                                   LLVMBuildICmp(f->b, LLVMIntSGE, cell, c32(f, 0), ""), "rd.ok");
-    return LLVMBuildSelect(f->b, ok, at, LLVMConstPointerNull(f->t_ptr), "rd.ptr");
+    return LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), LLVMConstPointerNull(f->t_ptr),
+                           at, "rd.ptr");
 }
 
 /* A direct read (find_direct): where the group's members all lie in its active base block,
@@ -989,15 +1005,15 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
             return NULL;
         bkey[a] = leaf_key(f, g->slot, lsid, a, bx[a]);
     }
-    LLVMValueRef pc = NULL, pcell = NULL;
+    LLVMValueRef pc = NULL, pcell = NULL, pat = NULL;
     if (cr->have_ent && g->tab > 0) {
-        if (table_place(f, site, g, s, lsid, bx, &pc, &pcell) != 0)
+        if (table_place(f, site, g, s, lsid, bx, &pc, &pcell, &pat) != 0)
             return NULL;
     } else {
         LLVMValueRef gc = group_block(f, g, s, bx, bkey);
         LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.edge");
         LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
-        LLVMValueRef fast_cell = NULL;
+        LLVMValueRef fast_cell = NULL, fast_at = NULL;
         LLVMBasicBlockRef fast_end = NULL;
         if (g->interior) {
             LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.inner");
@@ -1010,6 +1026,8 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
                 dcell += (int64_t)site->delta[a] * ((int64_t)1 << LLVMConstIntGetZExtValue(ish));
             }
             fast_cell = LLVMBuildAdd(f->b, g->cell, c32(f, dcell), "");
+            if (!(fast_at = cg_dense_elem(f, s, gc, LLVMBuildSExt(f->b, fast_cell, f->t_i64, ""), NULL)))
+                return NULL;
             fast_end = LLVMGetInsertBlock(f->b);
             LLVMBuildBr(f->b, done);
         } else {
@@ -1018,20 +1036,27 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         LLVMPositionBuilderAtEnd(f->b, slow);
         LLVMValueRef c = site_container(f, site, s, gc);
         LLVMValueRef i = c ? cg_emit_sn_index(f, s->arg[1], lsid) : NULL;
-        if (!i)
+        LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, c, i) : NULL;
+        if (!slow_at)
             return NULL;
+        c = slow_place(f, c, i);
         LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
         LLVMBuildBr(f->b, done);
         LLVMPositionBuilderAtEnd(f->b, done);
-        LLVMValueRef in_c[2] = {c, gc}, in_i[2] = {i, fast_cell};
+        LLVMValueRef in_c[2] = {c, gc}, in_i[2] = {i, fast_cell}, in_at[2] = {slow_at, fast_at};
         LLVMBasicBlockRef from[2] = {slow_end, fast_end};
+        int n = fast_cell ? 2 : 1;
         pc = LLVMBuildPhi(f->b, f->t_ptr, "rd.blk");
-        LLVMAddIncoming(pc, in_c, from, fast_cell ? 2 : 1);
+        LLVMAddIncoming(pc, in_c, from, n);
         pcell = LLVMBuildPhi(f->b, f->t_i32, "rd.cell");
-        LLVMAddIncoming(pcell, in_i, from, fast_cell ? 2 : 1);
+        LLVMAddIncoming(pcell, in_i, from, n);
+        pat = LLVMBuildPhi(f->b, f->t_ptr, "rd.ptr");
+        LLVMAddIncoming(pat, in_at, from, n);
     }
+    /* this read takes its address as made on each path (no test after the join); later
+     * reads of the site, from the place */
     site->place_c = pc;
     site->place_cell = pcell;
     site->place_blk = s->parent;
-    return place_addr(f, s, pc, pcell);
+    return pat;
 }
