@@ -141,12 +141,15 @@ static void test_not_demoted(void) {
 /* Two different IRs over one range both activate the coarse cell of each index (a solver's
  * kernels writing their results at each voxel of one domain): the second one's activations are
  * no-ops whatever its IR, and the smoothing between them no longer orders it. Not when the
- * second activates off the index, or over more indices than the first. */
-static void other_ir(toy_env *e, int b_off, int a_end) {
+ * second activates off the index, or over more indices than the first; and not when nothing
+ * read the mask between them (nothing to gain). */
+static void other_ir(toy_env *e, int b_off, int a_end, int between) {
     launch(e, TOY_RANGE_IR(0, a_end, 0, TS_ACT(COARSE, TA_INDEX, 0), TS_STORE(2, TA_INDEX, 0, 5)),
            NULL, "A");
-    lists(e, COARSE);
-    launch(e, TOY_STRUCT_IR(COARSE, 0, TS_ADDC(YC, TA_INDEX, 0, 1)), NULL, "smooth");
+    if (between) {
+        lists(e, COARSE);
+        launch(e, TOY_STRUCT_IR(COARSE, 0, TS_ADDC(YC, TA_INDEX, 0, 1)), NULL, "smooth");
+    }
     launch(e, TOY_RANGE_IR(0, TOY_N - 1, 0, TS_ACT(COARSE, TA_INDEX, b_off),
                            TS_STORE(3, TA_INDEX, 0, 7)),
            NULL, "B");
@@ -156,17 +159,20 @@ static void other_ir(toy_env *e, int b_off, int a_end) {
 
 static void test_other_ir_at_index(void) {
     static const struct {
-        int b_off, a_end, demoted;
-    } cases[] = {{0, TOY_N - 1, 1}, {1, TOY_N - 1, 0}, {0, TOY_N / 2, 0}};
+        int b_off, a_end, between, demoted, listgens;
+    } cases[] = {{0, TOY_N - 1, 1, 1, 1},
+                 {1, TOY_N - 1, 1, 0, 2},
+                 {0, TOY_N / 2, 1, 0, 2},
+                 {0, TOY_N - 1, 0, 0, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         toy_env ref, opt;
         envs(&ref, &opt, 0);
-        other_ir(&ref, cases[c].b_off, cases[c].a_end);
-        other_ir(&opt, cases[c].b_off, cases[c].a_end);
+        other_ir(&ref, cases[c].b_off, cases[c].a_end, cases[c].between);
+        other_ir(&opt, cases[c].b_off, cases[c].a_end, cases[c].between);
         CHECK_EQ(sfg_flush(opt.q), 0);
         CHECK_EQ(sfg_get_stats(opt.q)->activations_demoted, (uint64_t)cases[c].demoted);
         /* demoted, B no longer changes the coarse mask: the second list is the first one */
-        CHECK_EQ(toy_last_count(&opt, SFG_LISTGEN), cases[c].demoted ? 1 : 2);
+        CHECK_EQ(toy_last_count(&opt, SFG_LISTGEN), cases[c].listgens);
         finish(&ref, &opt);
     }
 }
