@@ -49,8 +49,8 @@ typedef struct cread_site {
                    * address is made at the read (cg_cread_field_ptr), the container and the
                    * leaf index only on the path that needs them */
     LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
-    /* Direct reads: the voxel's leaf container (NULL where inactive) and cell index (< 0 where
-     * out of range) from the site's last direct read, and the IR block of that read. Reads of
+    /* Direct reads: the voxel's leaf container (NULL where inactive or out of range) and cell
+     * index from the site's first direct read, and the IR block of that read. Reads of
      * other fields placed in the same tree share the site (one sn_child): the fields of a
      * fused task's samples at one point. A later read that block holds takes the place as it
      * is and only adds its field's offset: no second branch on where the voxel lies. */
