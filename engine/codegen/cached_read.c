@@ -53,7 +53,10 @@ typedef struct cread_site {
      * index from the site's first direct read, and the IR block of that read. Reads of
      * other fields placed in the same tree share the site (one sn_child): the fields of a
      * fused task's samples at one point. A later read that block holds takes the place as it
-     * is and only adds its field's offset: no second branch on where the voxel lies. */
+     * is and only adds its field's offset: no second branch on where the voxel lies. Like the
+     * group's `last`, a NULL place is reused even if the task activated that field's block in
+     * between; that needs reads before and after the activating store to share one sn_child,
+     * which the IR's CSE is not known to produce (untested). */
     LLVMValueRef place_c, place_cell;
     const ir_block *place_blk;
 } cread_site;
