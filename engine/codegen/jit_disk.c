@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -331,8 +332,13 @@ uint64_t jit_disk_max_bytes(void)
     if (!e || !e[0])
         return (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20;
     char *end;
+    errno = 0;
     unsigned long long mb = strtoull(e, &end, 10);
-    if (*end || end == e)
+    if (*end || end == e || e[0] == '-' || errno || mb > (UINT64_MAX >> 20)) {
+        /* a farm job's typo should not pass unseen: the cache then grows to the default */
+        fprintf(stderr, "plume: PLUME_KERNEL_CACHE_MAX_MB='%s' is not a size in MiB; using %u\n",
+                e, JIT_DISK_DEFAULT_MAX_MB);
         return (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20;
+    }
     return (uint64_t)mb << 20;
 }

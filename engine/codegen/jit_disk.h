@@ -56,7 +56,8 @@ uint64_t jit_disk_name(const jit_disk *d, uint64_t key, char *const *syms, int n
  * an hour. Only this cache's file names are touched. Returns the bytes removed. Any thread;
  * other processes may use the folder meanwhile. */
 uint64_t jit_disk_prune(const char *dir, uint64_t max_bytes);
-/* PLUME_KERNEL_CACHE_MAX_MB in bytes, else the default. */
+/* PLUME_KERNEL_CACHE_MAX_MB in bytes, else the default; a value that is not a size in MiB
+ * gives the default and a line on stderr saying so. */
 uint64_t jit_disk_max_bytes(void);
 
 /* 1 with the object's bytes (malloc'd; the caller frees) and its instruction count when a

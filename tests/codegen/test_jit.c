@@ -510,6 +510,11 @@ static void test_disk_prune(void)
     CHECK_EQ(jit_disk_max_bytes(), (uint64_t)64 << 20);
     setenv("PLUME_KERNEL_CACHE_MAX_MB", "lots", 1);
     CHECK_EQ(jit_disk_max_bytes(), (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20);
+    /* negative (strtoull would wrap it) and too large to shift into bytes: the default too */
+    setenv("PLUME_KERNEL_CACHE_MAX_MB", "-5", 1);
+    CHECK_EQ(jit_disk_max_bytes(), (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20);
+    setenv("PLUME_KERNEL_CACHE_MAX_MB", "18446744073709551615", 1);
+    CHECK_EQ(jit_disk_max_bytes(), (uint64_t)JIT_DISK_DEFAULT_MAX_MB << 20);
     unsetenv("PLUME_KERNEL_CACHE_MAX_MB");
 
     char cmd[200];
