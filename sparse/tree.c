@@ -153,6 +153,7 @@ int plm_tree_set_background(plm_tree *t, int field, const float *value)
     plm_rt_field *f = &t->rt->fields[field];
     for (int k = 0; k < f->components; k++)
         f->background[k] = value[k];
+    plm_rt_refill_background(t->rt, field);
     return 0;
 }
 

@@ -98,6 +98,9 @@ struct cg_cread {
     cg_smap which; /* leaf sn_child -> site + 1 */
     cg_smap skip;  /* chain statements only sites use: not emitted */
     cg_smap leaf_idx; /* leaf sn_index of a direct site's reads -> site + 1: not emitted */
+    cg_smap stored;   /* direct reads' sn_field_ptrs with a user other than a global_load: their
+                       * address must stay NULL where the block is inactive (a store skips it) */
+    cg_smap bg_read;  /* sn_field_ptrs cg_cread_field_ptr gave a never-NULL address */
     uint8_t activates[64];
     /* per slot, made at first use */
     LLVMValueRef helper[64];
@@ -211,6 +214,8 @@ void cg_cread_free(cg_cread *cr)
     cg_smap_free(&cr->which);
     cg_smap_free(&cr->skip);
     cg_smap_free(&cr->leaf_idx);
+    cg_smap_free(&cr->stored);
+    cg_smap_free(&cr->bg_read);
     free(cr);
 }
 
@@ -356,6 +361,24 @@ static int visit_index_users(ir_stmt *s, void *ud)
     return 0;
 }
 
+/* Pass 3: direct reads' pointers that something other than a load uses (a store whose
+ * activation was demoted) go in `stored`. */
+static int visit_ptr_users(ir_stmt *s, void *ud)
+{
+    direct_scan *w = ud;
+    cg_cread *cr = w->cr;
+    for (int i = 0; i < s->nargs && i < IR_MAX_ARGS; i++) {
+        const ir_stmt *p = s->arg[i];
+        if (!p || p->op != IR_SN_FIELD_PTR || p->nargs < 1 || (s->op == IR_GLOBAL_LOAD && i == 0))
+            continue;
+        int k = cg_smap_get(&cr->which, p->arg[0]);
+        if (k && cr->site[k - 1].direct && direct_read(w->t, &cr->site[k - 1], p) &&
+            cg_smap_put(&cr->stored, p, 1))
+            return w->oom = 1;
+    }
+    return 0;
+}
+
 static int find_direct(const ir_task *t, cg_cread *cr)
 {
     for (int i = 0; i < cr->nsite; i++)
@@ -378,7 +401,20 @@ static int find_direct(const ir_task *t, cg_cread *cr)
     for (int i = 0; i < cr->nsite; i++)
         if (cr->site[i].direct)
             cr->group[cr->site[i].group - 1].direct = 1;
-    return 0;
+    ir_walk(t->body, visit_ptr_users, &w);
+    return w.oom ? -1 : 0;
+}
+
+/* Whether direct read s is to take a never-NULL address (read_base). */
+static int bg_readable(const cg_cread *cr, const ir_stmt *s)
+{
+    int k = cg_smap_get(&cr->which, s->arg[0]);
+    return k && cr->site[k - 1].direct && !cg_smap_get(&cr->stored, s);
+}
+
+int cg_cread_nonnull(const cg_fn *f, const ir_stmt *ptr)
+{
+    return f->cread && cg_smap_get(&f->cread->bg_read, ptr);
 }
 
 int cg_cread_setup(cg_fn *f)
@@ -862,6 +898,45 @@ int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM])
 
 static void likely_first(cg_fn *f, LLVMValueRef br);
 
+/* The container a direct read at place c takes its value from: c, or where c is NULL (an
+ * inactive block, a voxel out of range) the leaf's block of background values. Every field of
+ * a tree then reads at c + its offset + cell * stride, one select per place instead of one per
+ * field, and a fused task's fields interleaved per voxel load from adjacent addresses. */
+static LLVMValueRef read_base(cg_fn *f, const ir_stmt *s, LLVMValueRef c)
+{
+    int32_t lsid = cg_snode_id(f, s->field, f->task->fields[s->field].nlevels - 1);
+    if (lsid < 0)
+        return NULL;
+    LLVMValueRef bg = cg_rt_load(f, s->field, CG_AT_SNODE, lsid,
+                                 offsetof(plm_rt_snode, bg_container), f->t_ptr);
+    return LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), bg, c, "rd.base");
+}
+
+/* The address of direct read s at place (c, cell), where the cell index is valid whether or
+ * not c is NULL: NULL where the block is inactive (as the generic code's dense leaf gives
+ * it), or with cg_cread_nonnull the background block's cell. */
+static LLVMValueRef place_elem(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef cell)
+{
+    LLVMValueRef cell64 = LLVMBuildSExt(f->b, cell, f->t_i64, "");
+    if (bg_readable(f->cread, s)) {
+        LLVMValueRef base = read_base(f, s, c);
+        return base ? cg_dense_elem(f, s, base, cell64, NULL) : NULL;
+    }
+    LLVMValueRef at = cg_dense_elem(f, s, c, cell64, NULL);
+    if (!at)
+        return NULL;
+    return LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), LLVMConstPointerNull(f->t_ptr),
+                           at, "rd.ptr");
+}
+
+/* A slow path's leaf index as the place keeps it: 0 where out of range (the container is
+ * NULL there), so that it indexes the background block. */
+static LLVMValueRef slow_cell(cg_fn *f, LLVMValueRef i)
+{
+    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGE, i, c32(f, 0), ""), i, c32(f, 0),
+                           "rd.cell");
+}
+
 /* A slow path's container as the place keeps it: NULL where the voxel is out of range (leaf
  * index < 0), so that reuses test the container alone. */
 static LLVMValueRef slow_place(cg_fn *f, LLVMValueRef c, LLVMValueRef i)
@@ -916,11 +991,9 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
     }
     LLVMValueRef c = LLVMBuildLoad2(f->b, f->t_ptr,
                                     LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &index, 1, ""), "rd.nbk");
-    LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""), NULL);
-    if (!at)
+    LLVMValueRef tab_at = place_elem(f, s, c, cell);
+    if (!tab_at)
         return -1;
-    LLVMValueRef tab_at = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""),
-                                          LLVMConstPointerNull(f->t_ptr), at, "");
     LLVMBasicBlockRef tab_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, slow);
@@ -932,10 +1005,13 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
     }
     LLVMValueRef oc = cached_lookup(f, slot, dim, site->key, &site->cont, x, key);
     LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
-    LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, oc, i) : NULL;
-    if (!slow_at)
+    if (!i)
         return -1;
     oc = slow_place(f, oc, i);
+    i = slow_cell(f, i);
+    LLVMValueRef slow_at = place_elem(f, s, oc, i);
+    if (!slow_at)
+        return -1;
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, done);
@@ -963,17 +1039,6 @@ static void likely_first(cg_fn *f, LLVMValueRef br)
     LLVMSetMetadata(br, kind, LLVMMetadataAsValue(f->ctx, LLVMMDNodeInContext2(f->ctx, ops, 3)));
 }
 
-/* The address of direct read s at its site's place: NULL where the block is inactive or the
- * voxel out of range (as the generic code's dense leaf gives it). */
-static LLVMValueRef place_addr(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMValueRef cell)
-{
-    LLVMValueRef at = cg_dense_elem(f, s, c, LLVMBuildSExt(f->b, cell, f->t_i64, ""), NULL);
-    if (!at)
-        return NULL;
-    return LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), LLVMConstPointerNull(f->t_ptr),
-                           at, "rd.ptr");
-}
-
 /* A direct read (find_direct): where the group's members all lie in its active base block,
  * the place is that block and the base's cell index plus a constant; elsewhere the container
  * and the leaf index are made as for any site, on that path only. The place is kept for the
@@ -989,8 +1054,12 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         return NULL;
     *handled = 1;
     cread_site *site = &cr->site[k - 1];
+    if (bg_readable(cr, s) && cg_smap_put(&cr->bg_read, s, 1)) {
+        cg_fail(f, "out of memory");
+        return NULL;
+    }
     if (site->place_c && encloses(site->place_blk, s))
-        return place_addr(f, s, site->place_c, site->place_cell);
+        return place_elem(f, s, site->place_c, site->place_cell);
     cread_group *g = &cr->group[site->group - 1];
     const ir_task *t = f->task;
     const ir_field_info *fi = &t->fields[g->slot];
@@ -1039,10 +1108,13 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         LLVMPositionBuilderAtEnd(f->b, slow);
         LLVMValueRef c = site_container(f, site, s, gc);
         LLVMValueRef i = c ? cg_emit_sn_index(f, s->arg[1], lsid) : NULL;
-        LLVMValueRef slow_at = i ? cg_emit_field_ptr_at(f, s, c, i) : NULL;
-        if (!slow_at)
+        if (!i)
             return NULL;
         c = slow_place(f, c, i);
+        i = slow_cell(f, i);
+        LLVMValueRef slow_at = place_elem(f, s, c, i);
+        if (!slow_at)
+            return NULL;
         LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
         LLVMBuildBr(f->b, done);
         LLVMPositionBuilderAtEnd(f->b, done);

@@ -294,6 +294,9 @@ LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
  * a trilinear sample); handled = 0: not such a read. The site's sn_child and leaf sn_index are
  * then among the statements cg_cread_skips names. */
 LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled);
+/* Whether the address cg_cread_field_ptr gives ptr is never NULL: an inactive block's voxel
+ * then reads the leaf's bg_container (runtime.h), so the load needs no test. */
+int cg_cread_nonnull(const cg_fn *f, const ir_stmt *ptr);
 /* struct_for on the CPU: called as each list entry starts (coord: its first voxel), before
  * its cells, and with coord NULL after the entry loop. Fills the tables of blocks around the
  * entry that direct reads use (cached_read.c). 0, or -1 with the error set. */

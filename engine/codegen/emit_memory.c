@@ -26,6 +26,8 @@ static int may_be_null_in(cg_fn *f, const ir_stmt *ptr)
 {
     if (f->fast && f->fast->nonnull && cg_fast_access(f->fast, ptr))
         return 0;
+    if (cg_cread_nonnull(f, ptr))
+        return 0;
     return ptr->op == IR_SN_FIELD_PTR && !ptr->activate;
 }
 #define may_be_null(ptr) may_be_null_in(f, ptr)

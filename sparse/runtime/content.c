@@ -111,3 +111,17 @@ void plm_rt__release_container(plm_runtime *rt, int32_t snode, uint8_t *c)
         break;
     }
 }
+
+void plm_rt_refill_background(plm_runtime *rt, int32_t field)
+{
+    const plm_rt_field *fd = &rt->fields[field];
+    const plm_rt_snode *s = rt_sn(rt, fd->snode);
+    if (!s->bg_container)
+        return;
+    uint8_t *data = s->bg_container + s->header_bytes;
+    for (int32_t i = 0; i < s->num_cells; i++) {
+        float *v = (float *)(data + fd->offset + (uint64_t)i * fd->stride);
+        for (int32_t k = 0; k < fd->components; k++)
+            v[k] = fd->background[k];
+    }
+}

@@ -96,6 +96,16 @@ plm_runtime *plm_rt_init(void *arena, uint64_t arena_bytes, const plm_rt_config 
         rt->root = (uint8_t *)plm_rt_arena_alloc(rt, rt->snodes[0].container_bytes, 64, 0);
         ok = rt->value_sink && rt->root;
     }
+    for (int32_t i = 0; i < rt->num_snodes && ok; i++) {
+        plm_rt_snode *s = &rt->snodes[i];
+        s->bg_container = NULL;
+        if (!s->is_leaf || s->kind != PLM_RT_DENSE || !s->inline_data)
+            continue;
+        s->bg_container = (uint8_t *)plm_rt_arena_alloc(rt, s->container_bytes, 64, i);
+        ok = s->bg_container != NULL;
+        if (ok)
+            plm_rt__fill_container(rt, i, s->bg_container);
+    }
     if (!ok) {
         if (needed)
             *needed = rt->error_needed;

@@ -115,6 +115,12 @@ typedef struct plm_rt_snode {
     /* State: set up by plm_rt_init. */
     plm_rt_allocator alloc;
     plm_rt_list list; /* active cells (plm_rt_elem) from the last list generation */
+    /* Dense leaf: one container holding the placed fields' background values in every cell.
+     * Generated reads use it in place of an inactive block, so a read's address is the same
+     * arithmetic wherever the voxel lies (no per-field test; neighbouring fields' loads stay
+     * adjacent). Read-only for tasks; plm_rt_refill_background keeps it in step with the
+     * fields' backgrounds. NULL for other kinds. */
+    uint8_t *bg_container;
 } plm_rt_snode;
 
 typedef struct plm_rt_field {
@@ -173,6 +179,9 @@ void *plm_rt_arena_alloc(plm_runtime *rt, uint64_t bytes, uint64_t align, int32_
 uint64_t plm_rt_bytes_in_use(const plm_runtime *rt);
 uint32_t plm_rt_error(const plm_runtime *rt);
 void plm_rt_set_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t needed);
+/* Writes field's background into every cell of its leaf's bg_container (after the host
+ * changed fields[field].background). Host only, with no task running. */
+void plm_rt_refill_background(plm_runtime *rt, int32_t field);
 /* Clears the error and re-zeroes the sinks (running code may have written into them). */
 void plm_rt_clear_error(plm_runtime *rt);
 /* Writes a NUL-terminated message for the current error into buf (at most len bytes); returns

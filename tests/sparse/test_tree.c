@@ -45,6 +45,26 @@ static void test_default_blocks(void)
     plm_tree_set_background(t, fd, &bgd);
     plm_tree_set_background(t, fv, bgv);
 
+    /* The leaf's block of background values (what generated reads take for an inactive
+     * block) follows each change, component by component, and the other field's stays. */
+    {
+        plm_runtime *rt = plm_tree_runtime(t);
+        const plm_rt_field *rd = &rt->fields[fd], *rv = &rt->fields[fv];
+        const plm_rt_snode *leaf = &rt->snodes[rd->snode];
+        CHECK(leaf->bg_container != NULL, "dense leaf has a background block");
+        float bgv2[3] = {-4, 5, 6};
+        plm_tree_set_background(t, fv, bgv2);
+        int ok = leaf->bg_container != NULL;
+        for (int32_t i = 0; ok && i < leaf->num_cells; i++) {
+            const uint8_t *cell = leaf->bg_container + leaf->header_bytes;
+            const float *dv = (const float *)(cell + rv->offset + (uint64_t)i * rv->stride);
+            const float *dd = (const float *)(cell + rd->offset + (uint64_t)i * rd->stride);
+            ok = dd[0] == 0.5f && dv[0] == -4.0f && dv[1] == 5.0f && dv[2] == 6.0f;
+        }
+        CHECK(ok, "background block holds density 0.5 and vel (-4, 5, 6) in every cell");
+        plm_tree_set_background(t, fv, bgv);
+    }
+
     /* Reading never allocates. */
     uint64_t before = plm_rt_bytes_in_use(plm_tree_runtime(t));
     float got[3];
