@@ -392,6 +392,93 @@ static void test_background(void)
     plm_tree_destroy(out);
 }
 
+/* Reads at computed voxels of a block that is not active take the background from the leaf's
+ * block of background values (plm_rt_snode.bg_container), but a store through the same pointer
+ * that does not activate (as after activation demotion) must skip such a voxel and leave that
+ * block alone: its address stays NULL there (engine/codegen/cached_read.c, `stored`). */
+static void test_store_at_read(void)
+{
+    char err[512];
+    plm_tree *src = NULL, *out = NULL;
+    CHECK_MSG(plm_tree_create(PLM_LAYOUT_DEFAULT ".place(s)", 64u << 20, &src, err,
+                              sizeof err) == 0, err);
+    CHECK_MSG(plm_tree_create("dense(i,512).place(o)", 1u << 20, &out, err, sizeof err) == 0,
+              err);
+    if (!src || !out)
+        return;
+    ir_field_info fields[2];
+    CHECK(field_info_from_tree(src, "s", 3, &fields[0]) == 0);
+    CHECK(field_info_from_tree(out, "o", 1, &fields[1]) == 0);
+    ir_task *t = ir_task_new(IR_TASK_RANGE_FOR, "store_at_read", fields, 2, NULL, 0);
+    ir_builder b;
+    ir_builder_init(&b, t);
+    ir_stmt *loop = ir_range_for(&b, ir_const_i32(&b, 0), ir_const_i32(&b, 512), 1);
+    ir_builder_at_end(&b, loop->body);
+    ir_stmt *i = ir_loop_index(&b, loop, 0);
+    /* c(i) = (7 (i - 257), 3 i, 17) and its +x neighbour, one base plus constants (a group):
+     * 7 apart from one i to the next, so no iteration reads what another writes */
+    ir_stmt *c[3] = {ir_binary(&b, IR_MUL, ir_binary(&b, IR_SUB, i, ir_const_i32(&b, 257)),
+                               ir_const_i32(&b, 7)),
+                     ir_binary(&b, IR_MUL, i, ir_const_i32(&b, 3)), ir_const_i32(&b, 17)};
+    ir_stmt *c1[3] = {ir_binary(&b, IR_ADD, c[0], ir_const_i32(&b, 1)), c[1], c[2]};
+    ir_stmt *p = lowered_ptr(&b, 0, 0, c, 0);
+    ir_stmt *v = ir_global_load(&b, p);
+    ir_stmt *v1 = ir_global_load(&b, lowered_ptr(&b, 0, 0, c1, 0));
+    ir_global_store(&b, lowered_ptr(&b, 1, 0, &i, 1), ir_binary(&b, IR_ADD, v, v1));
+    ir_global_store(&b, p, ir_binary(&b, IR_ADD, v, ir_const_float(&b, IR_F32, 100)));
+
+    void *addrs[2] = {NULL, NULL};
+    if (compile_task(J, t, addrs) != 0) {
+        CHECK(!"store_at_read compiles");
+    } else {
+        float bg = 7.5f;
+        plm_tree_set_background(src, 0, &bg);
+        for (int k = 0; k < 512; k += 3) {
+            float val = (float)k * 0.5f;
+            plm_tree_write(src, 0, 7 * k - 1799, 3 * k, 17, &val);
+        }
+        float before[512][2];
+        for (int k = 0; k < 512; k++) {
+            plm_tree_read(src, 0, 7 * k - 1799, 3 * k, 17, &before[k][0]);
+            plm_tree_read(src, 0, 7 * k - 1798, 3 * k, 17, &before[k][1]);
+        }
+        int64_t blocks_before = plm_tree_list_blocks(src, 0, 1);
+        plm_runtime *rts[2] = {plm_tree_runtime(src), plm_tree_runtime(out)};
+        int32_t fids[2] = {0, 0};
+        plm_task_ctx ctx = {rts, fids, NULL};
+        run_range(pool, addrs, &ctx, 50);
+        int bad_o = 0, bad_s = 0, inactive = 0;
+        for (int k = 0; k < 512; k++) {
+            int32_t x = 7 * k - 1799, y = 3 * k, z = 17;
+            int act = plm_tree_is_active(src, 2, x, y, z);
+            inactive += !act;
+            float got, s_now;
+            plm_tree_read(out, 0, k, 0, 0, &got);
+            plm_tree_read(src, 0, x, y, z, &s_now);
+            bad_o += got != before[k][0] + before[k][1];
+            bad_s += s_now != (act ? before[k][0] + 100.0f : bg);
+        }
+        CHECK_EQ(bad_o, 0);
+        CHECK_EQ(bad_s, 0);
+        CHECK(inactive > 10);
+        CHECK_EQ(plm_tree_list_blocks(src, 0, 1), blocks_before);
+        /* the background block still holds the background in every cell */
+        const plm_runtime *rt = plm_tree_runtime(src);
+        const plm_rt_snode *leaf = &rt->snodes[rt->fields[0].snode];
+        int bad_bg = leaf->bg_container == NULL;
+        for (int32_t k = 0; leaf->bg_container && k < leaf->num_cells; k++) {
+            const float *e = (const float *)(leaf->bg_container + leaf->header_bytes +
+                                             rt->fields[0].offset +
+                                             (uint64_t)k * rt->fields[0].stride);
+            bad_bg += *e != bg;
+        }
+        CHECK_EQ(bad_bg, 0);
+    }
+    ir_task_free(t);
+    plm_tree_destroy(src);
+    plm_tree_destroy(out);
+}
+
 /* A struct_for over a bitmasked leaf visits only the active cells. */
 static void test_bitmasked(void)
 {
@@ -465,6 +552,7 @@ int main(void)
     test_reduction();
     test_activation();
     test_background();
+    test_store_at_read();
     test_bitmasked();
     jit_destroy(J);
     cpu_pool_destroy(pool);
