@@ -7,7 +7,7 @@
  *                                     through LD_LIBRARY_PATH (set by ctest) */
 #define _GNU_SOURCE
 #include "engine/backend/cuda_driver.h"
-#include "tests/backend/check.h"
+#include "tests/check.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

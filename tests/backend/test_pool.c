@@ -2,7 +2,7 @@
  * concurrent loops, several pools, bad arguments. `test_backend_pool quick` runs a smaller
  * version (for valgrind). */
 #include "engine/backend/cpu_pool.h"
-#include "tests/backend/check.h"
+#include "tests/check.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -15,7 +15,7 @@
 #include "engine/ir/ir.h"
 #include "sparse/bitcode.h"
 #include "sparse/tree.h"
-#include "tests/codegen/check.h"
+#include "tests/check.h"
 
 /* The descriptor of field `name` of the tree: the SNode chain from the root to its leaf. */
 static inline int field_info_from_tree(plm_tree *tree, const char *name, int dim, ir_field_info *fi)

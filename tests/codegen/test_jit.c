@@ -16,7 +16,7 @@
 #include "engine/codegen/jit_disk.h"
 #include "sparse/bitcode.h"
 #include "sparse/tree.h"
-#include "tests/codegen/check.h"
+#include "tests/check.h"
 
 /* ---- builders ---- */
 

@@ -10,7 +10,7 @@
 
 #include "engine/codegen/ptx.h"
 #include "sparse/bitcode.h"
-#include "tests/codegen/check.h"
+#include "tests/check.h"
 #include "tests/codegen/ptxas_util.h"
 
 /* kernel void k(ptr rt, ptr out, ptr sum, i32 x):

@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int et_failures;
-
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-            et_failures++;                                                                     \
-        }                                                                                      \
-    } while (0)
+#include "tests/check.h"
 
 /* Relative tolerance for values computed by libm on both sides (the JIT may use a different
  * but correctly rounded-enough implementation). */
@@ -29,7 +21,7 @@ static int et_failures;
         if (!(fabs(g_ - w_) <= (tol) * (1.0 + fabs(w_)))) {                                    \
             fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g\n", __FILE__, __LINE__, #got, g_,  \
                     w_);                                                                       \
-            et_failures++;                                                                     \
+            check_failures++;                                                                     \
         }                                                                                      \
     } while (0)
 
@@ -39,7 +31,7 @@ static int et_failures;
         if (rc_ != ENG_OK) {                                                                   \
             fprintf(stderr, "%s:%d: %s -> %d: %s\n", __FILE__, __LINE__, #call, rc_,             \
                     eng_error(ctx));                                                           \
-            et_failures++;                                                                     \
+            check_failures++;                                                                     \
         }                                                                                      \
     } while (0)
 
@@ -92,7 +84,7 @@ static inline eng_program *et_compile(eng_context *ctx, const char *src)
     eng_program *p = NULL;
     if (eng_program_compile(ctx, "test.pk", src, strlen(src), &p) != ENG_OK) {
         fprintf(stderr, "compile failed:\n%s\n", eng_error(ctx));
-        et_failures++;
+        check_failures++;
         return NULL;
     }
     return p;
@@ -105,7 +97,7 @@ static inline int et_run(eng_context *ctx, eng_program *p, const char *name, con
     eng_kernel *k = p ? eng_program_find(p, name) : NULL;
     if (!k) {
         fprintf(stderr, "no kernel %s\n", name);
-        et_failures++;
+        check_failures++;
         return -1;
     }
     int rc = eng_launch(ctx, k, args, nargs);
@@ -113,7 +105,7 @@ static inline int et_run(eng_context *ctx, eng_program *p, const char *name, con
         rc = eng_sync(ctx);
     if (rc != ENG_OK) {
         fprintf(stderr, "running %s: %s\n", name, eng_error(ctx));
-        et_failures++;
+        check_failures++;
     }
     return rc;
 }
@@ -147,7 +139,7 @@ static inline void et_put(eng_context *ctx, eng_field *f, int x, int y, int z, f
     float val[3] = {v, v, v};
     if (eng_field_write(ctx, f, ijk, val) != ENG_OK) {
         fprintf(stderr, "write: %s\n", eng_error(ctx));
-        et_failures++;
+        check_failures++;
     }
 }
 

@@ -149,7 +149,7 @@ static void test_counts(eng_program *p, eng_field *q, eng_field *n, int shift, c
         if (got != (double)want) {
             fprintf(stderr, "%s, %s: counted %g voxels, expected %ld\n", what, cases[i].kernel, got,
                     want);
-            et_failures++;
+            check_failures++;
         }
     }
 }
@@ -211,7 +211,7 @@ int main(void)
         CHECK(wrong == 0);
     }
     eng_destroy(ctx);
-    if (et_failures)
-        fprintf(stderr, "%d checks failed\n", et_failures);
-    return et_failures ? 1 : 0;
+    if (check_failures)
+        fprintf(stderr, "%d checks failed\n", check_failures);
+    return check_failures ? 1 : 0;
 }

@@ -220,5 +220,5 @@ int main(int argc, char **argv)
     free(vo);
     free(ae);
     free(ao);
-    return et_failures ? 1 : 0;
+    return check_failures ? 1 : 0;
 }

@@ -263,7 +263,7 @@ int main(void)
     test_saxpy();
     test_fused_advection(0);
     test_fused_advection(1);
-    if (et_failures)
-        fprintf(stderr, "%d checks failed\n", et_failures);
-    return et_failures ? 1 : 0;
+    if (check_failures)
+        fprintf(stderr, "%d checks failed\n", check_failures);
+    return check_failures ? 1 : 0;
 }

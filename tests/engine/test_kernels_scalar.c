@@ -311,7 +311,7 @@ int main(void)
     test_short_circuit();
     test_box();
     eng_destroy(ctx);
-    if (et_failures)
-        fprintf(stderr, "%d checks failed\n", et_failures);
-    return et_failures ? 1 : 0;
+    if (check_failures)
+        fprintf(stderr, "%d checks failed\n", check_failures);
+    return check_failures ? 1 : 0;
 }

@@ -885,7 +885,7 @@ int main(void)
     test_stencil_reduction_fuses();
     test_errors();
     eng_destroy(ctx);
-    if (et_failures)
-        fprintf(stderr, "%d checks failed\n", et_failures);
-    return et_failures ? 1 : 0;
+    if (check_failures)
+        fprintf(stderr, "%d checks failed\n", check_failures);
+    return check_failures ? 1 : 0;
 }

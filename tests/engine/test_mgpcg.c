@@ -56,7 +56,7 @@ static void solve(solver *s, int iters)
 {
     if (mgpcg_solve_queued(&s->mg, s->b, s->x, iters, 0)) {
         fprintf(stderr, "%s\n", s->mg.error);
-        et_failures++;
+        check_failures++;
     }
     CHECK_OK(s->ctx, eng_sync(s->ctx));
 }
@@ -130,7 +130,7 @@ static int solver_init(solver *s, int dim, int n, int levels, int eager, const c
     mgpcg_config cfg = {dim, levels, dim == 3 ? 2 : 4, 16, 1};
     if (mgpcg_init(&s->mg, s->ctx, s->prog, &cfg, s->dom0, "test")) {
         fprintf(stderr, "%s\n", s->mg.error);
-        et_failures++;
+        check_failures++;
         return 1;
     }
     eng_arg a[3] = {F(s->dom0), F(s->b), I(n)};
@@ -138,7 +138,7 @@ static int solver_init(solver *s, int dim, int n, int levels, int eager, const c
         return 1;
     if (mgpcg_build_open(&s->mg)) {
         fprintf(stderr, "%s\n", s->mg.error);
-        et_failures++;
+        check_failures++;
         return 1;
     }
     CHECK_OK(s->ctx, eng_sync(s->ctx));
@@ -267,8 +267,8 @@ int main(void)
 {
     check_case(3, 32, 3, 8);
     check_case(2, 64, 3, 8);
-    if (et_failures) {
-        fprintf(stderr, "%d check(s) failed\n", et_failures);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed\n", check_failures);
         return 1;
     }
     printf("ok\n");

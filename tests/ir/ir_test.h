@@ -9,15 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int ir_test_failures;
-
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);           \
-            ir_test_failures++;                                                                \
-        }                                                                                      \
-    } while (0)
+#include "tests/check.h"
 
 /* Compares text with what was expected; prints both on a difference. Frees text. */
 #define CHECK_TEXT(text, expected) check_text(__FILE__, __LINE__, (text), (expected))
@@ -27,7 +19,7 @@ static inline void check_text(const char *file, int line, char *text, const char
     if (!text || strcmp(text, expected) != 0) {
         fprintf(stderr, "%s:%d: text differs\n--- expected\n%s--- got\n%s---\n", file, line,
                 expected, text ? text : "(null)");
-        ir_test_failures++;
+        check_failures++;
     }
     free(text);
 }
@@ -88,14 +80,14 @@ static inline void must_verify(ir_task *t, const char *what)
     char err[512];
     if (ir_verify(t, err, sizeof err) != 0) {
         fprintf(stderr, "%s: verifier: %s\n", what, err);
-        ir_test_failures++;
+        check_failures++;
     }
 }
 
 static inline int ir_test_result(const char *name)
 {
-    if (ir_test_failures) {
-        fprintf(stderr, "%s: %d failure(s)\n", name, ir_test_failures);
+    if (check_failures) {
+        fprintf(stderr, "%s: %d failure(s)\n", name, check_failures);
         return 1;
     }
     printf("%s: ok\n", name);

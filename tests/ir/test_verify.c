@@ -9,7 +9,7 @@ static void expect_reject(int line, ir_task *t, const char *where, const char *w
     if (rc != -1 || !strstr(err, where) || !strstr(err, why) || !strstr(err, "task '")) {
         fprintf(stderr, "line %d: rc %d, message \"%s\"; wanted \"%s\" and \"%s\"\n", line, rc,
                 err, where, why);
-        ir_test_failures++;
+        check_failures++;
     }
     ir_task_free(t);
 }

@@ -2,7 +2,7 @@
  * `plume`) and of the front end's corpus (the .pk files of tests/lang/corpus that compile)
  * lowers, with a descriptor per field parameter made from its declared type, to IR that
  * verifies (lower_kernel runs ir_verify). Arguments: the files to read. */
-#include "check.h"
+#include "tests/check.h"
 #include "lower_util.h"
 
 static char *slurp(const char *path, size_t *len)

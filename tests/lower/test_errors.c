@@ -3,7 +3,7 @@
  * the argument list of lower.h (scalar components, then one f32 voxel size per field slot),
  * and that the standard library's functions and every field element type lower to IR that
  * verifies. */
-#include "check.h"
+#include "tests/check.h"
 #include "lower_util.h"
 
 static void expect_error(const char *src, const ir_field_info *fi, uint32_t nf,

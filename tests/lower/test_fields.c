@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "tests/check.h"
 #include "run_env.h"
 
 static int32_t fdiv(int32_t a, int32_t b)

@@ -2,7 +2,7 @@
  * parallel range loop, an inlined function returning from inside a loop (leave flag), a
  * struct-for over a vec3 field with a swizzle assignment and an atomic reduction into a 0-D
  * field, and a parallel ivec2 box (one linear range, x fastest, constant extents folded). */
-#include "check.h"
+#include "tests/check.h"
 #include "lower_util.h"
 
 static void golden(const char *src, const char *kernel, const ir_field_info *fi, uint32_t nf,

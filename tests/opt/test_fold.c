@@ -53,7 +53,7 @@ static int64_t ibin(int op, ir_type ty, int64_t x, int64_t y)
     if (!run_fold(BIN, op, ty, ty, x, 0, y, 0, &r, &f)) {
         fprintf(stderr, "%s %s %lld %lld: not folded\n", ir_binop_name(op), ir_type_name(ty),
                 (long long)x, (long long)y);
-        ir_test_failures++;
+        check_failures++;
     }
     return r;
 }
@@ -64,7 +64,7 @@ static double fbin(int op, ir_type ty, double x, double y, int64_t *cmp)
     double f = -12345.0;
     if (!run_fold(BIN, op, ty, ty, 0, x, 0, y, &r, &f)) {
         fprintf(stderr, "%s %s %g %g: not folded\n", ir_binop_name(op), ir_type_name(ty), x, y);
-        ir_test_failures++;
+        check_failures++;
     }
     if (cmp)
         *cmp = r;

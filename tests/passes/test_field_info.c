@@ -1,6 +1,6 @@
 /* ir_field_info_from_layout on the default volume layout and a few others: kinds, sizes and
  * dimension as the layout text says; runtime SNode ids forming the leaf's chain; errors. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/passes/passes.h"
 
 static plm_layout *parse(const char *text)

@@ -1,7 +1,7 @@
 /* Access lowering, golden: the chains written out by hand from the rules in passes.h (every
  * access walks from the root; writes activate every level but demoted ones; reads never
  * activate; activate/deactivate act at the deepest (non-demoted) sparse level). */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/passes/passes.h"
 #include "pass_util.h"
 

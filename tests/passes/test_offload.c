@@ -2,7 +2,7 @@
  * Expected texts follow the rules of passes.h (segments, recomputed pure operands, values and
  * allocas carried through gtmp slots of 8 bytes in statement order, list tasks from the root
  * down, gc after deactivation of a pointer level), written by hand. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/passes/passes.h"
 #include "pass_util.h"
 

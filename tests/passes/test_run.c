@@ -4,7 +4,7 @@
  * second tree. Exercises activation through pointer levels, background reads of inactive
  * neighbours, list generation for a struct_for, a demoted write at the loop index, is_active, deactivation + gc, and a value
  * carried from a serial task to a range_for through the global temporaries. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/codegen/jit.h"
 #include "engine/codegen/task.h"
 #include "engine/passes/passes.h"

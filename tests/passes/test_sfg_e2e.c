@@ -1,7 +1,7 @@
 /* The real SFG queue (engine/sfg) driven by bound tasks made from hand-built kernels through
  * passes_offload: what the executor receives for q *= 2 then q += 1 over a VDB-like field,
  * launched twice. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/passes/passes.h"
 #include "pass_util.h"
 

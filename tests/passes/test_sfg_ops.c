@@ -2,7 +2,7 @@
  * result, renumbered slots and arguments, metadata through the ops table), refusals, demotion,
  * store removal (empty or not), hashing of the binding. Expected texts written from the rules
  * in passes.h. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/passes/passes.h"
 #include "engine/sfg/sfg_ir_meta.h"
 #include "pass_util.h"

@@ -1,7 +1,7 @@
 /* The IR bank: IR by hash, duplicates freed, metadata computed once per hash, results of
  * fusion, demotion and store removal cached by input hashes (refusals too), foreign handles
  * rejected, everything freed at destroy. */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * stays valid — within one flush and across flushes. And the cases where it must not happen:
  * a different IR, a mask changed in between, a different fine list, activation addresses that
  * depend on a launch argument. */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <string.h>

@@ -2,7 +2,7 @@
  * store read in between, the last version of a field, a store overwritten by a read-modify-
  * write, or by a loop over another range or list, stays. The paper's clear() example and the
  * autodiff loss/gradient pattern. */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <string.h>

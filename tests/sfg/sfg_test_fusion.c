@@ -1,7 +1,7 @@
 /* Task fusion: what must fuse and what must not (the paper's two races, a path of length 2,
  * mismatched ranges and lists, side effects), where the fused task lands, and that results
  * match eager execution with parallel loops run backwards in the optimized run. */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The graph itself: flow and dependency edges, versions, survivors across flushes, and the
  * topological order handed to the executor on random graphs. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/sfg/sfg_internal.h"
 #include "toy_ir.h"
 

@@ -1,6 +1,6 @@
 /* The adapter from the IR's offload metadata to the SFG's: slots through the binding, SNodes
  * as (field, level), flags, aliasing slots merged, bad input refused. */
-#include "check.h"
+#include "tests/check.h"
 #include "engine/sfg/sfg_ir_meta.h"
 
 static const sfg_access *find(const sfg_task_meta *m, sfg_state s) {

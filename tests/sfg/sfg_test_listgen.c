@@ -1,7 +1,7 @@
 /* List-generation removal: a list still valid across two flushes, within one flush, through a
  * parent list; and the cases where the list must be regenerated (mask written by a task or by
  * the host, parent list regenerated, a listgen that appends without a clear, forgotten state). */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <string.h>

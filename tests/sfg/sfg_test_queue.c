@@ -1,6 +1,6 @@
 /* The async queue: eager mode, flush on demand / on sync / every N launches, statistics,
  * Graphviz dumps (option and environment variable), pass-list parsing and error paths. */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <stdio.h>

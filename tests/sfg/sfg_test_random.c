@@ -4,7 +4,7 @@
  * with parallel loops backwards in the optimized runs — and the worlds must be identical at
  * every sync. Runs a fixed set of seeds, bounded in time; prints the seed of any failure.
  * Usage: sfg_test_random [first_seed [count]]. */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <stdlib.h>
@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
                              .flush_every = (uint32_t)(seed % 3 == 0 ? 7 + seed % 30 : 0),
                              .max_fusion_rounds = (uint32_t)(seed % 5 == 0 ? 1 : 0)};
             if (run(prog, n, &o, seed, configs[c].name, &launched[c]))
-                sfg_check_failures++;
+                check_failures++;
         }
         for (int i = 0; i < n; i++)
             free(prog[i].ir);

@@ -3,7 +3,7 @@
  * window checked against eager; a window where nothing may fuse (every candidate examined).
  * Prints the optimizer time of each (speed itself is benchmarked elsewhere; ctest's timeout
  * guards against a quadratic blow-up). */
-#include "check.h"
+#include "tests/check.h"
 #include "toy_ir.h"
 
 #include <string.h>

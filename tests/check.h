@@ -1,10 +1,13 @@
-/* Assertions for the backend and codegen tests: a failure prints file:line and the expression
- * and the test returns 1 at the end (CHECK_DONE). Thread-safe enough for counting failures. */
-#ifndef PLUME_TESTS_BACKEND_CHECK_H
-#define PLUME_TESTS_BACKEND_CHECK_H
+/* Assertions for the C tests (backend, codegen, lower, passes, sfg): a failure prints file:line
+ * and the expression (or what differed), the test goes on, and CHECK_DONE makes main return 1
+ * if anything failed. Counting is atomic, so checks may run on the pool's threads. SKIP prints
+ * the reason and returns 77 (ctest's SKIP_RETURN_CODE). */
+#ifndef PLUME_TESTS_CHECK_H
+#define PLUME_TESTS_CHECK_H
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 static atomic_int check_failures;
 
@@ -31,6 +34,16 @@ static atomic_int check_failures;
         if (a_ != b_) {                                                                      \
             fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld vs %lld)\n", __FILE__,      \
                     __LINE__, #a, #b, a_, b_);                                               \
+            atomic_fetch_add(&check_failures, 1);                                            \
+        }                                                                                    \
+    } while (0)
+
+#define CHECK_STR(got, want)                                                                 \
+    do {                                                                                     \
+        const char *g_ = (got), *w_ = (want);                                                \
+        if (!g_ || strcmp(g_, w_) != 0) {                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n--- got:\n%s--- want:\n%s---\n",       \
+                    __FILE__, __LINE__, #got, g_ ? g_ : "(null)\n", w_);                     \
             atomic_fetch_add(&check_failures, 1);                                            \
         }                                                                                    \
     } while (0)
