@@ -240,11 +240,6 @@ int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m, sfg_i
     return remember(b, &b->fuse_cache, a.hash, k, res, 0, out);
 }
 
-int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m) {
-    uint64_t v;
-    return sfg_map_get(&b->fuse_cache, a.hash, fuse_key(c, m), &v) && v == DECLINED;
-}
-
 int sfg_bank_demote(sfg_bank *b, sfg_ir ir, uint32_t snode, sfg_ir *out) {
     uint32_t e;
     int rc = held(b, ir, &e, "sfg_bank_demote");

@@ -224,8 +224,6 @@ int sfg_bank_meta(sfg_bank *b, sfg_ir ir, const sfg_task_meta **out);
 /* Cached ops: SFG_EOP when the op declined (the refusal is cached too). */
 /* `m` may be NULL (no argument equal); results are cached per (a, c, pattern of m). */
 int sfg_bank_fuse(sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m, sfg_ir *out);
-/* 1 when fusing a then c (with m) was tried and declined (a cache lookup only; no op runs). */
-int sfg_bank_fuse_declined(const sfg_bank *b, sfg_ir a, sfg_ir c, const sfg_arg_match *m);
 int sfg_bank_demote(sfg_bank *b, sfg_ir ir, uint32_t snode, sfg_ir *out);
 int sfg_bank_remove_stores(sfg_bank *b, sfg_ir ir, sfg_state state, sfg_ir *out, int *empty);
 sfg_bank_stats sfg_bank_get_stats(const sfg_bank *b);
