@@ -55,8 +55,9 @@ typedef struct cread_site {
      * fused task's samples at one point. A later read that block holds takes the place as it
      * is and only adds its field's offset: no second branch on where the voxel lies. Like the
      * group's `last`, a NULL place is reused even if the task activated that field's block in
-     * between; that needs reads before and after the activating store to share one sn_child,
-     * which the IR's CSE is not known to produce (untested). */
+     * between, as the IR itself reuses a read's pointer across such a store: the new block's
+     * cells hold the background, and a cell the task wrote is read back through the store's
+     * own pointer (engine_kernels_sparse, test_read_after_write). */
     LLVMValueRef place_c, place_cell;
     const ir_block *place_blk;
 } cread_site;
