@@ -54,10 +54,9 @@ typedef struct cread_site {
      * other fields placed in the same tree share the site (one sn_child): the fields of a
      * fused task's samples at one point. A later read that block holds takes the place as it
      * is and only adds its field's offset: no second branch on where the voxel lies. Like the
-     * group's `last`, a NULL place is reused even if the task activated that field's block in
-     * between, as the IR itself reuses a read's pointer across such a store: the new block's
-     * cells hold the background, and a cell the task wrote is read back through the store's
-     * own pointer (engine_kernels_sparse, test_read_after_write). */
+     * group's `last`, it is forgotten once the task activates anything of the field
+     * (cg_cread_activated): a block that was NULL may hold what the task just wrote
+     * (engine_kernels_sparse, test_read_after_write). */
     LLVMValueRef place_c, place_cell;
     const ir_block *place_blk;
 } cread_site;
@@ -649,6 +648,19 @@ static int nested_in(const ir_block *inner, const ir_block *blk)
 /* Whether statement s lies in blk or in a block nested in it. */
 static int encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s->parent, blk); }
 
+/* Forgets the places and looked-up blocks of reads of `slot` (every slot: -1). */
+static void forget_slot(cg_cread *cr, int slot)
+{
+    for (int k = 0; k < cr->nsite; k++)
+        if (slot < 0 || (int)cr->site[k].child->field == slot)
+            cr->site[k].place_c = NULL;
+    for (int k = 0; k < cr->ngroup; k++)
+        if (slot < 0 || cr->group[k].slot == slot) {
+            cr->group[k].last = NULL;
+            cr->group[k].tab_ok = NULL;
+        }
+}
+
 void cg_cread_block_start(cg_fn *f, const ir_block *blk)
 {
     cg_cread *cr = f->cread;
@@ -661,6 +673,20 @@ void cg_cread_block_start(cg_fn *f, const ir_block *blk)
         if (cr->group[k].tab_ok && nested_in(cr->group[k].tab_blk, blk))
             cr->group[k].tab_ok = NULL;
     }
+    /* a loop's next iteration runs after whatever its body activates */
+    if (blk->owner && ir_op_is_loop(blk->owner->op))
+        for (int slot = 0; slot < 64; slot++)
+            if (cr->activates[slot])
+                forget_slot(cr, slot);
+}
+
+void cg_cread_activated(cg_fn *f, const ir_stmt *s)
+{
+    cg_cread *cr = f->cread;
+    int act = (s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) ? s->activate
+                                                                  : s->op == IR_SN_ACTIVATE;
+    if (cr && act && s->field < 64)
+        forget_slot(cr, (int)s->field);
 }
 
 static LLVMValueRef const_u32(cg_fn *f, int slot, int32_t sid, uint64_t member, int *known)

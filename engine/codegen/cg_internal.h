@@ -304,6 +304,9 @@ int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM]);
 /* Called as the emission of blk starts: a loop body may be emitted twice (a fast and a generic
  * copy), and lookups emitted in the earlier copy of blk dominate nothing in the later one. */
 void cg_cread_block_start(cg_fn *f, const ir_block *blk);
+/* Called after s is emitted: an activation of s's field ends the reuse of its reads' blocks
+ * and places made before (a block that was inactive may now hold what the task wrote). */
+void cg_cread_activated(cg_fn *f, const ir_stmt *s);
 
 /* ---- reductions into one-element fields, per call (local_reduce.c) ----
  * cg_reduce_setup (CPU parallel tasks, after cg_fn_begin; loop: the parallel loop) decides

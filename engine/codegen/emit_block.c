@@ -391,6 +391,8 @@ int cg_emit_block(cg_fn *f, const ir_block *blk)
         f->stmt_no = f->next_no++;
         if (cg_emit_stmt(f, s) != 0)
             return -1;
+        if (f->cread)
+            cg_cread_activated(f, s);
     }
     return 0;
 }

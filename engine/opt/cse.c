@@ -3,11 +3,15 @@
  * replaced by that one. Entries of a nested block leave the table when the block ends.
  *
  * What may be shared depends on what the value reads:
- *  - pure values (arithmetic, constants, arguments, loop indices, global_ptr, gtmp_ptr,
+ *  - pure values (arithmetic, constants, arguments, loop indices, gtmp_ptr,
  *    sn_root/sn_child/sn_index) always;
  *  - reads of a field's activity (is_active, sn_is_active, sn_lookup and sn_field_ptr with
  *    activate = 0) only while nothing stored to, activated or deactivated cells of that field
- *    in between (the field's "mask epoch");
+ *    in between (the field's "mask epoch"); global_ptr too, since access lowering turns one
+ *    that is only read into such lookups at its own place: shared across a store to another
+ *    element of the tree, a read after the store would use a lookup made before it (an
+ *    inactive block's NULL, though the store activated it). A pointer stored through stays
+ *    shareable after its own store;
  *  - loads only while nothing stored to what they read in between: a local variable, the
  *    global temporaries, or the field (the field's "value epoch").
  * Fields are told apart only when the task's slots are bound to distinct fields
@@ -77,10 +81,9 @@ static int kind_of(const ir_stmt *s)
 {
     switch (s->op) {
     case IR_CONST: case IR_ARG: case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST:
-    case IR_GLOBAL_PTR: case IR_GTMP_PTR: case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD:
-    case IR_SN_INDEX:
+    case IR_GTMP_PTR: case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD: case IR_SN_INDEX:
         return K_PURE;
-    case IR_IS_ACTIVE: case IR_SN_IS_ACTIVE:
+    case IR_IS_ACTIVE: case IR_SN_IS_ACTIVE: case IR_GLOBAL_PTR:
         return K_MASK;
     case IR_SN_LOOKUP: case IR_SN_FIELD_PTR:
         return s->activate ? K_ACTIVE : K_MASK;
@@ -406,6 +409,10 @@ static void stmt(cctx *c, ir_stmt *s)
         return;
     }
     bump(c, s);
+    if ((s->op == IR_GLOBAL_STORE || s->op == IR_ATOMIC) && s->arg[0]->op == IR_GLOBAL_PTR)
+        /* the pointer written through stays good for its element, which is active now (it
+         * lowers to an activating lookup); other pointers into the tree made before do not */
+        add(c, s->arg[0], K_MASK, epoch_for(c, s->arg[0], K_MASK));
     if (s->op == IR_GLOBAL_STORE && forwards(s->arg[0])) {
         int i = slot_of(c, s->arg[0]->field);
         c->ep.st_ptr[i] = s->arg[0];

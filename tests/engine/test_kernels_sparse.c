@@ -211,16 +211,17 @@ static void test_read_after_write(void)
     eng_field *dst = et_field(ctx, "raw_dst", 3, ENG_F32, 0.0f);
     fill_pattern(src);
     eng_program *p = et_compile(ctx,
-        "kernel raw(field<f32> src, field<f32> f, field<f32> dst) {\n"
+        "kernel raw(field<f32> src, field<f32> f, field<f32> dst, i32 k) {\n"
         "    for (I in src) {\n"
         "        ivec3 p = ivec3(I.y, I.x, I.z);\n"
+        "        ivec3 w = ivec3(I.y + k, I.x, I.z);\n"
         "        f32 a = f[p] + 0.0 * f[p + ivec3(1, 0, 0)];\n"
-        "        f[p] = a + src[I];\n"
+        "        f[w] = a + src[I];\n"
         "        dst[I] = f[p] + 0.0 * f[p + ivec3(1, 0, 0)];\n"
         "    }\n"
         "}\n");
-    eng_arg args[3] = {et_f(src), et_f(f), et_f(dst)};
-    if (et_run(ctx, p, "raw", args, 3))
+    eng_arg args[4] = {et_f(src), et_f(f), et_f(dst), et_s(0)};
+    if (et_run(ctx, p, "raw", args, 4))
         return;
     int bad = 0, fresh = 0;
     for (int x = -32; x < 32; x++)

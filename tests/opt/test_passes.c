@@ -399,6 +399,38 @@ static void test_cse_distinct_slots(void)
 /* Lowered stores: a load through the activating pointer a store wrote through is the stored
  * value; through a plain (maybe NULL) pointer it is not. A store changes values only, so the
  * lookups of its field stay shared. */
+/* A global_ptr only read lowers to lookups at its own place: one made before a store to
+ * another element of the field (which activates that element's block) is not the same
+ * pointer after it, since its lookup may have found the block missing; the pointer stored
+ * through stays the same. */
+static void test_cse_pointers_across_stores(void)
+{
+    ir_builder b;
+    ir_task *t = kernel(&b, "ptrs");
+    ir_stmt *n = ir_arg(&b, IR_I32, 1);
+    ir_stmt *m = ir_binary(&b, IR_ADD, n, ir_const_i32(&b, 1));
+    ir_stmt *pa = ir_global_ptr(&b, 0, 0, &n);
+    ir_stmt *l = ir_global_load(&b, pa);
+    ir_stmt *pb = ir_global_ptr(&b, 0, 0, &m);
+    ir_global_store(&b, pb, l);
+    ir_stmt *pa2 = ir_global_ptr(&b, 0, 0, &n);          /* stays: pb's store came between */
+    ir_stmt *pb2 = ir_global_ptr(&b, 0, 0, &m);          /* -> pb */
+    ir_global_store(&b, pb2, ir_global_load(&b, pa2));
+    only(t, OPT_CSE, "task kernel \"ptrs\" {\n"
+                     "  $0 = arg i32 #1\n"
+                     "  $1 = const i32 1\n"
+                     "  $2 = add i32 $0 $1\n"
+                     "  $3 = global_ptr ptr<f32> @a [$0]\n"
+                     "  $4 = global_load f32 $3\n"
+                     "  $5 = global_ptr ptr<f32> @a [$2]\n"
+                     "  $6 : global_store $5 $4\n"
+                     "  $7 = global_ptr ptr<f32> @a [$0]\n"
+                     "  $8 = global_load f32 $7\n"
+                     "  $9 : global_store $5 $8\n"
+                     "}\n");
+    ir_task_free(t);
+}
+
 static void test_cse_store_forwarding(void)
 {
     ir_builder b;
@@ -630,6 +662,7 @@ int main(void)
     test_cse_lookups();
     test_cse_distinct_slots();
     test_cse_store_forwarding();
+    test_cse_pointers_across_stores();
     test_dce();
     test_pipeline();
     return ir_test_result("opt_passes");
