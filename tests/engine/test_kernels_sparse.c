@@ -199,11 +199,11 @@ static void test_gather(void)
 }
 
 /* A read at a computed voxel after the task wrote (and activated) that voxel of the same field
- * sees the written value, not the background the first read found there. The IR reads it back
- * through the store's pointer and keeps the neighbour's read pointer from before the store,
- * whose block may be the one the store activated: its cells hold the background, as the
- * cached way (engine/codegen/cached_read.c) assumes. p is a transposition of I, so no two
- * iterations touch one voxel of f (the neighbour reads race, and count for nothing). */
+ * sees the written value, not the background the first read found there. The write goes
+ * through another index expression (w = p + k, k = 0 at run time), so neither the IR (CSE of
+ * the read's pointer) nor the code generator (the read's looked-up block, cached_read.c) may
+ * reuse what was looked up before the write. p is a transposition of I, so no two iterations
+ * touch one voxel of f (the neighbour reads race, and count for nothing). */
 static void test_read_after_write(void)
 {
     eng_field *src = et_field(ctx, "raw_src", 3, ENG_F32, 0.25f);
