@@ -648,14 +648,17 @@ static int nested_in(const ir_block *inner, const ir_block *blk)
 /* Whether statement s lies in blk or in a block nested in it. */
 static int encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s->parent, blk); }
 
-/* Forgets the places and looked-up blocks of reads of `slot` (every slot: -1). */
-static void forget_slot(cg_cread *cr, int slot)
+/* Forgets the places and looked-up blocks of reads of `slot`'s tree: the fields placed in one
+ * tree share their lookups (and their sites), so an activation through one of them may have
+ * made any of their blocks. */
+static void forget_slot(const ir_task *t, cg_cread *cr, int slot)
 {
+    uint32_t tree = ir_tree_slot(t, (uint32_t)slot);
     for (int k = 0; k < cr->nsite; k++)
-        if (slot < 0 || (int)cr->site[k].child->field == slot)
+        if (ir_tree_slot(t, cr->site[k].child->field) == tree)
             cr->site[k].place_c = NULL;
     for (int k = 0; k < cr->ngroup; k++)
-        if (slot < 0 || cr->group[k].slot == slot) {
+        if (ir_tree_slot(t, (uint32_t)cr->group[k].slot) == tree) {
             cr->group[k].last = NULL;
             cr->group[k].tab_ok = NULL;
         }
@@ -677,7 +680,7 @@ void cg_cread_block_start(cg_fn *f, const ir_block *blk)
     if (blk->owner && ir_op_is_loop(blk->owner->op))
         for (int slot = 0; slot < 64; slot++)
             if (cr->activates[slot])
-                forget_slot(cr, slot);
+                forget_slot(f->task, cr, slot);
 }
 
 void cg_cread_activated(cg_fn *f, const ir_stmt *s)
@@ -686,7 +689,7 @@ void cg_cread_activated(cg_fn *f, const ir_stmt *s)
     int act = (s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) ? s->activate
                                                                   : s->op == IR_SN_ACTIVATE;
     if (cr && act && s->field < 64)
-        forget_slot(cr, (int)s->field);
+        forget_slot(f->task, cr, (int)s->field);
 }
 
 static LLVMValueRef const_u32(cg_fn *f, int slot, int32_t sid, uint64_t member, int *known)
