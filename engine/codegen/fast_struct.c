@@ -69,12 +69,6 @@ static unsigned canon_ish(const ir_level *leaf, int dim, int a)
     return s;
 }
 
-/* Bytes of one element with all its components (a vec3 field's: 12). */
-static unsigned long long elem_bytes(const ir_field_info *fi)
-{
-    return (unsigned long long)ir_type_size(fi->elem) * (fi->components ? fi->components : 1);
-}
-
 static LLVMValueRef c32(cg_fn *f, long long v)
 {
     return LLVMConstInt(f->t_i32, (unsigned long long)v, 1);
@@ -218,11 +212,6 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
         int32_t sid = cg_snode_id(f, s, t->fields[s].nlevels - 1);
         if (sid < 0)
             return NULL;
-        /* unit stride (one element, all its components, per cell): the cell's offset is the
-         * cell index times a constant */
-        LLVMValueRef stride = cg_rt_load(f, s, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
-        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntEQ, stride,
-                          LLVMConstInt(f->t_i64, elem_bytes(&t->fields[s]), 0), ""), "fast.ok");
         for (int a = 0; a < dim; a++) {
             LLVMValueRef ish = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_index_shift(a), f->t_i32);
             LLVMValueRef ash = cg_rt_load(f, s, CG_AT_SNODE, sid, cg_off_snode_axis_shift(a), f->t_i32);
@@ -435,15 +424,15 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
     const ir_field_info *fi = &t->fields[a->slot];
     if (fi->levels[fi->nlevels - 1].kind != IR_KIND_DENSE)
         return cg_emit_field_ptr_at(f, a->fptr, c, cell);
-    /* a dense leaf: container + header + field offset + component + cell * element size
-     * (the check saw unit stride); a missing block reads as NULL (the background) and a write
+    /* a dense leaf: container + header + field offset + component + cell * the field's
+     * stride; a missing block reads as NULL (the background) and a write
      * to one (out of range: activation never leaves NULL otherwise) goes to the sink */
-    uint64_t esz = elem_bytes(fi);
     /* the entry's own block is never NULL: it came from the list */
     LLVMValueRef isnull = c == fast->entry_container ? LLVMConstInt(f->t_i1, 0, 0)
                                                      : LLVMBuildIsNull(f->b, c, "");
-    LLVMValueRef at = cg_dense_elem(f, a->fptr, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""),
-                                    LLVMConstInt(f->t_i64, esz, 0));
+    /* the field's stride: its element alone, or with the other fields placed beside it in
+     * one tree (a constant where the layout is known when compiling) */
+    LLVMValueRef at = cg_dense_elem(f, a->fptr, c, LLVMBuildZExt(f->b, cell, f->t_i64, ""), NULL);
     if (!at)
         return NULL;
     if (!a->fptr->activate) {
