@@ -49,6 +49,7 @@ enum { CG_AT_SNODE = 0, CG_AT_FIELD = 1, CG_AT_RUNTIME = 2 };
 struct cg_fast;
 typedef struct cg_cread cg_cread;
 typedef struct cg_reduce cg_reduce;
+typedef struct cg_lanes cg_lanes;
 
 typedef struct cg_fn {
     const ir_task *task;
@@ -79,6 +80,9 @@ typedef struct cg_fn {
     cg_cread *cread;
     /* Reductions into one-element fields accumulated per call (local_reduce.c); NULL: none. */
     cg_reduce *reduce;
+    /* Float arithmetic of several stores done in vectors, one lane per store, in the fast
+     * copy (lanes.c); NULL: none. */
+    cg_lanes *lanes;
     LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
     char *err;
     size_t err_size;
@@ -320,5 +324,20 @@ LLVMValueRef cg_reduce_emit(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValu
 int cg_reduce_finish(cg_fn *f);
 /* old = *p; *p = old op v, atomically (emit_memory.c); NULL and an error on failure. */
 LLVMValueRef cg_atomic_rmw(cg_fn *f, int sub, ir_type ty, LLVMValueRef p, LLVMValueRef v);
+
+/* ---- lanes: isomorphic arithmetic of several stores in vectors (lanes.c) ----
+ * cg_lanes_setup (CPU, after cg_fast_analyze, only when the loop has a fast copy) finds sets
+ * of stores in the loop body whose values are the same float expression over different
+ * operands (the per-sibling copies a fusion leaves) and sets f->lanes when there are any; the
+ * fast copy's check must then also pass cg_lanes_distinct (the stored slots bound to fields
+ * other than those the moved stores pass). During the fast copy cg_lanes_stmt takes each
+ * grouped statement: 1 when it skipped or emitted it (the set's vector code and stores go where
+ * its last store was), 0 when s is not grouped, -1 on error. cg_lanes_block_start forgets the
+ * vectors of an earlier emission of the body. cg_fn_free frees it. */
+int cg_lanes_setup(cg_fn *f, const ir_stmt *loop);
+void cg_lanes_free(cg_lanes *l);
+LLVMValueRef cg_lanes_distinct(cg_fn *f);
+int cg_lanes_stmt(cg_fn *f, const ir_stmt *s);
+void cg_lanes_block_start(cg_fn *f, const ir_block *blk);
 
 #endif

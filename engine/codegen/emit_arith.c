@@ -19,7 +19,7 @@ LLVMValueRef cg_emit_const(cg_fn *f, const ir_stmt *s)
     return NULL;
 }
 
-static const char *llvm_type_suffix(cg_fn *f, LLVMTypeRef ty)
+static const char *scalar_suffix(cg_fn *f, LLVMTypeRef ty)
 {
     if (ty == f->t_f32)
         return "f32";
@@ -32,11 +32,21 @@ static const char *llvm_type_suffix(cg_fn *f, LLVMTypeRef ty)
     return "i32";
 }
 
+/* The overload suffix of an intrinsic on ty: "f32", or "v4f32" for the vectors of lanes.c. */
+static void llvm_type_suffix(cg_fn *f, LLVMTypeRef ty, char *out, size_t n)
+{
+    if (LLVMGetTypeKind(ty) == LLVMVectorTypeKind)
+        snprintf(out, n, "v%u%s", LLVMGetVectorSize(ty), scalar_suffix(f, LLVMGetElementType(ty)));
+    else
+        snprintf(out, n, "%s", scalar_suffix(f, ty));
+}
+
 LLVMValueRef cg_intrinsic(cg_fn *f, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
                           unsigned n)
 {
-    char full[96];
-    snprintf(full, sizeof full, "llvm.%s.%s", name, llvm_type_suffix(f, ty));
+    char full[96], suffix[16];
+    llvm_type_suffix(f, ty, suffix, sizeof suffix);
+    snprintf(full, sizeof full, "llvm.%s.%s", name, suffix);
     LLVMTypeRef params[3] = {ty, ty, ty};
     LLVMTypeRef fty = LLVMFunctionType(ty, params, n, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(f->mod, full);
@@ -75,7 +85,8 @@ static LLVMValueRef transcendental(cg_fn *f, const char *name, LLVMTypeRef ty, L
 LLVMValueRef cg_emit_unary(cg_fn *f, int op, ir_type ty, LLVMValueRef a)
 {
     LLVMBuilderRef b = f->b;
-    LLVMTypeRef lt = cg_type(f, ty);
+    /* the operand's own type: a vector when lanes.c packs statements */
+    LLVMTypeRef lt = LLVMTypeOf(a);
     int fl = ir_type_is_float(ty), in = ir_type_is_int(ty);
     switch (op) {
     case IR_NEG:
@@ -203,7 +214,7 @@ static LLVMValueRef compare(cg_fn *f, int op, ir_type ty, LLVMValueRef x, LLVMVa
 LLVMValueRef cg_emit_binary(cg_fn *f, int op, ir_type ty, LLVMValueRef x, LLVMValueRef y)
 {
     LLVMBuilderRef b = f->b;
-    LLVMTypeRef lt = cg_type(f, ty);
+    LLVMTypeRef lt = LLVMTypeOf(x); /* a vector when lanes.c packs statements */
     int fl = ir_type_is_float(ty), in = ir_type_is_int(ty), sg = ir_type_is_signed(ty);
     if (ir_binop_is_cmp(op))
         return compare(f, op, ty, x, y);

@@ -274,6 +274,11 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
 {
     f->cur = s;
     LLVMValueRef a = NULL, b = NULL;
+    if (f->lanes) {
+        int r = cg_lanes_stmt(f, s);
+        if (r)
+            return r < 0 ? -1 : 0;
+    }
     if (f->fast && cg_fast_skips(f->fast, s))
         return 0; /* a chain statement only recognized accesses used: they do without it */
     if (f->fast && s->op == IR_SN_FIELD_PTR) {
@@ -387,6 +392,8 @@ int cg_emit_block(cg_fn *f, const ir_block *blk)
 {
     if (f->cread)
         cg_cread_block_start(f, blk);
+    if (f->lanes)
+        cg_lanes_block_start(f, blk);
     for (const ir_stmt *s = blk->first; s; s = s->next) {
         f->stmt_no = f->next_no++;
         if (cg_emit_stmt(f, s) != 0)

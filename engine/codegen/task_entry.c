@@ -60,6 +60,8 @@ void cg_fn_free(cg_fn *f)
     f->cread = NULL;
     cg_reduce_free(f->reduce);
     f->reduce = NULL;
+    cg_lanes_free(f->lanes);
+    f->lanes = NULL;
     free(f->rt);
     free(f->fid);
     free(f->range_flag);
@@ -375,6 +377,12 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
         LLVMValueRef chk = fast.nacc ? cg_fast_range_check(&f, &fast, lo, hi) : NULL;
         if (chk)
             chk = LLVMBuildAnd(f.b, chk, cg_fast_distinct_fields(&f, &fast), "fast");
+        if (chk && cg_lanes_setup(&f, loop) != 0) {
+            cg_fast_free(&fast);
+            return finish_fn(&f, first, 0);
+        }
+        if (chk && f.lanes)
+            chk = LLVMBuildAnd(f.b, chk, cg_lanes_distinct(&f), "fast");
         if (chk && cg_fast_index(&f, &fast) != 0) {
             cg_fast_free(&fast);
             return finish_fn(&f, first, 0);
@@ -628,6 +636,12 @@ static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
         LLVMValueRef chk = fast.nacc ? cg_fast_struct_check(&f, &fast) : NULL;
         if (chk)
             chk = LLVMBuildAnd(f.b, chk, cg_fast_distinct_fields(&f, &fast), "fast");
+        if (chk && cg_lanes_setup(&f, loop) != 0) {
+            cg_fast_free(&fast);
+            return finish_fn(&f, first, 0);
+        }
+        if (chk && f.lanes)
+            chk = LLVMBuildAnd(f.b, chk, cg_lanes_distinct(&f), "fast");
         if (chk && cg_fast_index(&f, &fast) != 0) {
             cg_fast_free(&fast);
             return finish_fn(&f, first, 0);
