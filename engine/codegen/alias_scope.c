@@ -40,6 +40,14 @@ static void make_scopes(cg_fn *f, cg_fast *fast)
     }
 }
 
+LLVMValueRef cg_slots_differ(cg_fn *f, int s, int t)
+{
+    LLVMValueRef same = LLVMBuildAnd(
+        f->b, LLVMBuildICmp(f->b, LLVMIntEQ, cg_runtime(f, s), cg_runtime(f, t), ""),
+        LLVMBuildICmp(f->b, LLVMIntEQ, cg_field_id(f, s), cg_field_id(f, t), ""), "samefield");
+    return LLVMBuildNot(f->b, same, "");
+}
+
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast)
 {
     memset(fast->slot_used, 0, sizeof fast->slot_used);
@@ -52,12 +60,7 @@ LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast)
         for (int t = s + 1; t < n; t++) {
             if (!fast->slot_used[s] || !fast->slot_used[t])
                 continue;
-            LLVMValueRef same = LLVMBuildAnd(
-                f->b,
-                LLVMBuildICmp(f->b, LLVMIntEQ, cg_runtime(f, s), cg_runtime(f, t), ""),
-                LLVMBuildICmp(f->b, LLVMIntEQ, cg_field_id(f, s), cg_field_id(f, t), ""),
-                "samefield");
-            ok = LLVMBuildAnd(f->b, ok, LLVMBuildNot(f->b, same, ""), "distinct");
+            ok = LLVMBuildAnd(f->b, ok, cg_slots_differ(f, s, t), "distinct");
         }
     return ok;
 }

@@ -270,6 +270,8 @@ int cg_block_head(const ir_stmt *loop, int32_t mask[IR_MAX_DIM]);
 /* Both: scopes per slot, and the per-call test that slots with accesses are bound to
  * different fields (alias_scope.c). */
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast);
+/* i1: slots s and t are bound to different fields (or runtimes) in this call. */
+LLVMValueRef cg_slots_differ(cg_fn *f, int s, int t);
 void cg_fast_mark_alias(cg_fn *f, LLVMValueRef mem_inst, const ir_stmt *ptr);
 /* For a read through sn_field_ptr ptr in a fast copy: an i1 that is true exactly when the
  * pointer's element is inactive (NULL pointer), or NULL when the fast copy does not know. */

@@ -419,13 +419,9 @@ LLVMValueRef cg_lanes_distinct(cg_fn *f)
 {
     LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
     struct cg_lanes *l = f->lanes;
-    for (int i = 0; l && i < l->npairs; i++) {
-        int s = l->pairs[i][0], t = l->pairs[i][1];
-        LLVMValueRef same = LLVMBuildAnd(
-            f->b, LLVMBuildICmp(f->b, LLVMIntEQ, cg_runtime(f, s), cg_runtime(f, t), ""),
-            LLVMBuildICmp(f->b, LLVMIntEQ, cg_field_id(f, s), cg_field_id(f, t), ""), "");
-        ok = LLVMBuildAnd(f->b, ok, LLVMBuildNot(f->b, same, ""), "lanes.distinct");
-    }
+    for (int i = 0; l && i < l->npairs; i++)
+        ok = LLVMBuildAnd(f->b, ok, cg_slots_differ(f, l->pairs[i][0], l->pairs[i][1]),
+                          "lanes.distinct");
     return ok;
 }
 
