@@ -52,6 +52,7 @@ struct cg_lanes {
     cg_smap uses;     /* statement -> operand uses in the whole task */
     cg_smap guses;    /* statement -> uses by grouped statements and stores */
     cg_smap member;   /* grouped statement -> group + 1; deferred store -> -(set + 1) */
+    cg_smap scalar;   /* statements the current trial keeps scalar: used outside its groups */
     struct lane_undo { cg_smap *m; const ir_stmt *s; int old; } *undo; /* the current trial's */
     int nundo, capundo;
     int pairs[64][2]; /* slot pairs the run-time check compares */
@@ -149,9 +150,9 @@ static int match(struct cg_lanes *l, const ir_stmt **t, int n, lane_opnd *out)
         out->s[0] = t[0];
         return 0;
     }
-    int ok = packable(t[0]) && t[0]->parent == l->blk;
+    int ok = packable(t[0]) && t[0]->parent == l->blk && !cg_smap_get(&l->scalar, t[0]);
     for (int k = 1; k < n && ok; k++) {
-        ok = same_shape(t[k], t[0]) && t[k]->parent == l->blk;
+        ok = same_shape(t[k], t[0]) && t[k]->parent == l->blk && !cg_smap_get(&l->scalar, t[k]);
         for (int j = 0; j < k && ok; j++)
             ok = t[j] != t[k];
     }
@@ -224,22 +225,28 @@ static int add_pair(struct cg_lanes *l, int a, int b)
     return 0;
 }
 
-/* Every field access in blk (at any depth) other than `self`: not through `slot`, and a pair
- * (slot, its slot) for the run-time check. -1 when one is through slot or unknown. */
-static int window_ok(struct cg_lanes *l, const ir_block *blk, const ir_stmt *self, int slot)
+/* Whether store st, moved later, may pass statement s (not its nested blocks): s touches no
+ * field memory, or another slot (noted as a pair for the run-time check), or another component
+ * of st's own element (disjoint bytes: a vec3 stored component by component). */
+static int may_pass(struct cg_lanes *l, const ir_stmt *st, const ir_stmt *s)
 {
-    for (const ir_stmt *s = blk ? blk->first : NULL; s; s = s->next) {
-        if (s != self) {
-            int sl = access_slot(s);
-            if (sl == -2 || sl == slot)
-                return -1;
-            if (sl >= 0 && add_pair(l, slot, sl) != 0)
-                return -1;
-        }
-        if (window_ok(l, s->body, self, slot) != 0 || window_ok(l, s->els, self, slot) != 0)
-            return -1;
-    }
-    return 0;
+    int sl = access_slot(s);
+    if (sl == -1)
+        return 1;
+    if (sl == -2)
+        return 0;
+    const ir_stmt *p = st->arg[0], *q = s->arg[0];
+    if (sl == (int)p->field)
+        return q->arg[0] == p->arg[0] && q->arg[1] == p->arg[1] && q->comp != p->comp;
+    return add_pair(l, (int)p->field, sl) == 0;
+}
+
+static int passes_block(struct cg_lanes *l, const ir_stmt *st, const ir_block *blk)
+{
+    for (const ir_stmt *s = blk ? blk->first : NULL; s; s = s->next)
+        if (!may_pass(l, st, s) || !passes_block(l, st, s->body) || !passes_block(l, st, s->els))
+            return 0;
+    return 1;
 }
 
 /* A store the set may move: through a field element's pointer, whose slot is known. Only the
@@ -251,8 +258,8 @@ static int movable_store(const cg_fn *f, const ir_stmt *st)
     return p && p->op == IR_SN_FIELD_PTR && p->field < f->task->nfields;
 }
 
-/* Each store of the set may move to the set's point: movable, and no statement after it up to
- * the point (nested ones too) accesses its slot; the other slots met become run-time pairs. */
+/* Each store of the set may move to the set's point: movable, and it may pass every statement
+ * after it up to the point, nested ones too. */
 static int stores_movable(struct cg_lanes *l, const cg_fn *f, const lane_set *ls)
 {
     int pp = cg_smap_get(&l->pos, ls->point);
@@ -260,14 +267,10 @@ static int stores_movable(struct cg_lanes *l, const cg_fn *f, const lane_set *ls
         const ir_stmt *st = ls->store[k];
         if (!movable_store(f, st))
             return 0;
-        int slot = (int)st->arg[0]->field;
-        for (const ir_stmt *s = st->next; s && cg_smap_get(&l->pos, s) <= pp; s = s->next) {
-            int sl = access_slot(s);
-            if (sl == -2 || sl == slot || (sl >= 0 && add_pair(l, slot, sl) != 0))
+        for (const ir_stmt *s = st->next; s && cg_smap_get(&l->pos, s) <= pp; s = s->next)
+            if (!may_pass(l, st, s) || !passes_block(l, st, s->body) ||
+                !passes_block(l, st, s->els))
                 return 0;
-            if (window_ok(l, s->body, st, slot) != 0 || window_ok(l, s->els, st, slot) != 0)
-                return 0;
-        }
     }
     return 1;
 }
@@ -286,19 +289,37 @@ static void undo_trial(struct cg_lanes *l, int ng0, int npairs0)
  * not, -1 when out of memory. The groups stay entered: the caller keeps or undoes them. */
 static int trial(struct cg_lanes *l, const ir_stmt **st, int n, lane_opnd *root)
 {
-    int ng0 = l->ng;
-    l->nundo = 0;
+    int ng0 = l->ng, np0 = l->npairs;
     const ir_stmt *val[LANES_MAX];
     for (int k = 0; k < n; k++)
         val[k] = st[k]->arg[1];
-    int rc = match(l, val, n, root);
-    if (rc == -2)
-        return -1;
-    int good = rc == 0 && root->kind == OP_GROUP && l->ng - ng0 >= LANES_MIN_OPS;
-    for (int gi = ng0; gi < l->ng && good; gi++)
-        for (int k = 0; k < n && good; k++)
-            good = cg_smap_get(&l->uses, l->g[gi].m[k]) == cg_smap_get(&l->guses, l->g[gi].m[k]);
-    return good;
+    /* A statement some scalar code also uses must stay scalar, and with it what it is made of
+     * (deferred to the set's point, a vector would come too late for that use): such
+     * statements are marked and the match runs again, until every group is used only by
+     * groups and stores. Each round marks at least one more statement. */
+    cg_smap_free(&l->scalar);
+    memset(&l->scalar, 0, sizeof l->scalar);
+    for (;;) {
+        l->nundo = 0;
+        int rc = match(l, val, n, root);
+        if (rc == -2)
+            return -1;
+        if (rc != 0 || root->kind != OP_GROUP)
+            return 0;
+        int marked = 0;
+        for (int gi = ng0; gi < l->ng; gi++)
+            for (int k = 0; k < n; k++) {
+                const ir_stmt *m = l->g[gi].m[k];
+                if (cg_smap_get(&l->uses, m) == cg_smap_get(&l->guses, m))
+                    continue;
+                if (cg_smap_put(&l->scalar, m, 1) != 0)
+                    return -1;
+                marked = 1;
+            }
+        if (!marked)
+            return l->ng - ng0 >= LANES_MIN_OPS;
+        undo_trial(l, ng0, np0);
+    }
 }
 
 /* Keeps the stores st[0..n) as a set when their trial passes and they may move; 0 or -1 (out
@@ -409,6 +430,7 @@ void cg_lanes_free(cg_lanes *l)
     cg_smap_free(&l->uses);
     cg_smap_free(&l->guses);
     cg_smap_free(&l->member);
+    cg_smap_free(&l->scalar);
     free(l->g);
     free(l->set);
     free(l->undo);

@@ -167,12 +167,138 @@ static void test_store_then_read(void)
         check_chain(ob, "one slot");
 }
 
+/* The components of one vec3 store are lanes too (disjoint bytes of one element), and a lane
+ * statement that other code also uses stays scalar while the rest of its set is packed. A
+ * component read back between the component stores, at an index the optimizer cannot tell
+ * from the store's (k = 0), keeps the kernel's order. */
+static const char *vec_src =
+    "kernel vblend(field<f32> dom, field<vec3> a, field<vec3> o, f32 t) {\n"
+    "    for (I in dom) {\n"
+    "        o[I] = max(a[I] + (a[I + ivec3(1, 0, 0)] - a[I]) * t, vec3(-1.5));\n"
+    "    }\n"
+    "}\n"
+    "kernel shared(field<f32> dom, field<f32> a, field<f32> b, field<f32> oa, field<f32> ob,\n"
+    "              field<f32> oc, f32 t) {\n"
+    "    for (I in dom) {\n"
+    "        ivec3 j = I + ivec3(1, 0, 0);\n"
+    "        f32 u = (a[j] - a[I]) * t;\n"
+    "        oa[I] = max(a[I] + u, -1.5) * 0.5 + 0.25;\n"
+    "        ob[I] = max(b[I] + (b[j] - b[I]) * t, -1.5) * 0.5 + 0.25;\n"
+    "        oc[I] = u * u;\n"
+    "    }\n"
+    "}\n"
+    "kernel readback(field<f32> dom, field<f32> a, field<vec3> o, f32 t, i32 k) {\n"
+    "    for (I in dom) {\n"
+    "        o[I].x = (a[I] - 1.0) * t + 1.0;\n"
+    "        f32 r = o[I + ivec3(k, 0, 0)].x;\n"
+    "        o[I].y = (r - 1.0) * t + 1.0;\n"
+    "    }\n"
+    "}\n";
+
+static void test_vec_and_shared(void)
+{
+    char *text = NULL, err[512];
+    int rc = eng_compile_listing("vec.pk", vec_src, strlen(vec_src), "vblend", ENG_LIST_LLVM,
+                                 &text, err, sizeof err);
+    CHECK_MSG(rc == ENG_LIST_OK, err);
+    if (rc == ENG_LIST_OK)
+        CHECK(strstr(text, "fmul <3 x float>") != NULL);
+    free(text);
+    text = NULL;
+    rc = eng_compile_listing("vec.pk", vec_src, strlen(vec_src), "shared", ENG_LIST_LLVM, &text,
+                             err, sizeof err);
+    CHECK_MSG(rc == ENG_LIST_OK, err);
+    if (rc == ENG_LIST_OK)
+        CHECK(strstr(text, "fmul <2 x float>") != NULL);
+    free(text);
+
+    eng_field *dom = et_field(ctx, "v_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "v_a", 3, ENG_VEC3, 0.5f);
+    eng_field *o = et_field(ctx, "v_o", 3, ENG_VEC3, 0.0f);
+    eng_field *sa = et_field(ctx, "v_sa", 3, ENG_F32, 0.5f);
+    eng_field *sb = et_field(ctx, "v_sb", 3, ENG_F32, 0.5f);
+    eng_field *so[3] = {et_field(ctx, "v_oa", 3, ENG_F32, 0.0f),
+                        et_field(ctx, "v_ob", 3, ENG_F32, 0.0f),
+                        et_field(ctx, "v_oc", 3, ENG_F32, 0.0f)};
+    fill(dom, 9);
+    fill(sa, 0);
+    fill(sb, 1);
+    float v[3 * 512];
+    for (int bx = 0; bx < 4; bx++)
+        for (int by = 0; by < 4; by++)
+            for (int bz = 0; bz < 4; bz++) {
+                int32_t org[3] = {bx * 8, by * 8, bz * 8};
+                if (!on(org[0], org[1], org[2]))
+                    continue;
+                for (int n = 0; n < 512; n++)
+                    for (int c = 0; c < 3; c++)
+                        v[3 * n + c] = pat(c, org[0] + n / 64, org[1] + (n / 8) % 8, org[2] + n % 8);
+                CHECK_OK(ctx, eng_field_write_block(ctx, a, org, v, NULL));
+            }
+    eng_program *p = et_compile(ctx, vec_src);
+    eng_arg va[4] = {et_f(dom), et_f(a), et_f(o), et_s(0.375)};
+    eng_arg sh[7] = {et_f(dom), et_f(sa), et_f(sb), et_f(so[0]), et_f(so[1]), et_f(so[2]),
+                     et_s(0.375)};
+    if (et_run(ctx, p, "vblend", va, 4) || et_run(ctx, p, "shared", sh, 7))
+        return;
+    int bad = 0;
+    for (int x = 0; x < 32; x++)
+        for (int y = 0; y < 32; y++)
+            for (int z = 0; z < 32; z++) {
+                if (!on(x, y, z))
+                    continue;
+                for (int c = 0; c < 3; c++) {
+                    float want = blend(c, x, y, z, 0.375f), got = et_at(o, x, y, z, c);
+                    if (got != want && bad++ < 5)
+                        fprintf(stderr, "vblend %d (%d,%d,%d): %g, expected %g\n", c, x, y, z,
+                                got, want);
+                }
+                float ua = (at_bg(0, x + 1, y, z, 0.5f) - pat(0, x, y, z)) * 0.375f;
+                float want[3] = {fmaxf(pat(0, x, y, z) + ua, -1.5f) * 0.5f + 0.25f,
+                                 blend(1, x, y, z, 0.375f) * 0.5f + 0.25f, ua * ua};
+                for (int q = 0; q < 3; q++) {
+                    float got = et_at(so[q], x, y, z, 0);
+                    if (got != want[q] && bad++ < 5)
+                        fprintf(stderr, "shared %d (%d,%d,%d): %g, expected %g\n", q, x, y, z,
+                                got, want[q]);
+                }
+            }
+    CHECK(bad == 0);
+}
+
+static void test_component_readback(void)
+{
+    eng_field *dom = et_field(ctx, "r_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "r_a", 3, ENG_F32, 0.5f);
+    eng_field *o = et_field(ctx, "r_o", 3, ENG_VEC3, 7.0f);
+    fill(dom, 9);
+    fill(a, 0);
+    eng_program *p = et_compile(ctx, vec_src);
+    eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_s(0.25), et_s(0)};
+    if (et_run(ctx, p, "readback", args, 5))
+        return;
+    int bad = 0;
+    for (int x = 0; x < 32; x++)
+        for (int y = 0; y < 32; y++)
+            for (int z = 0; z < 32; z++) {
+                if (!on(x, y, z))
+                    continue;
+                float ox = (pat(0, x, y, z) - 1.0f) * 0.25f + 1.0f;
+                float want = (ox - 1.0f) * 0.25f + 1.0f, got = et_at(o, x, y, z, 1);
+                if (got != want && bad++ < 5)
+                    fprintf(stderr, "readback (%d,%d,%d): %g, expected %g\n", x, y, z, got, want);
+            }
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
     ctx = et_context(2);
     test_blend_values();
     test_blend_vectorized();
     test_store_then_read();
+    test_vec_and_shared();
+    test_component_readback();
     eng_destroy(ctx);
     CHECK_DONE();
 }
