@@ -20,9 +20,10 @@ static int on(int x, int y, int z)
 }
 static float pat(int f, int x, int y, int z) { return (float)((x * 7 + y * 3 + z * 5 + f * 11) % 17) * 0.25f - 2.0f; }
 
-static void fill(eng_field *fld, int f)
+/* Component c of the k written per voxel follows pattern f + c. */
+static void fill_k(eng_field *fld, int f, int k)
 {
-    float v[512];
+    float v[3 * 512];
     for (int bx = 0; bx < 4; bx++)
         for (int by = 0; by < 4; by++)
             for (int bz = 0; bz < 4; bz++) {
@@ -30,10 +31,19 @@ static void fill(eng_field *fld, int f)
                 if (!on(o[0], o[1], o[2]))
                     continue;
                 for (int n = 0; n < 512; n++)
-                    v[n] = pat(f, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
+                    for (int c = 0; c < k; c++)
+                        v[k * n + c] = pat(f + c, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
                 CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
             }
 }
+static void fill(eng_field *fld, int f) { fill_k(fld, f, 1); }
+
+/* Every active voxel of the pattern, x outermost. */
+#define FOR_ACTIVE(x, y, z)                                                                    \
+    for (int x = 0; x < 32; x++)                                                               \
+        for (int y = 0; y < 32; y++)                                                           \
+            for (int z = 0; z < 32; z++)                                                       \
+                if (on(x, y, z))
 
 static float at_bg(int f, int x, int y, int z, float bg) { return on(x, y, z) ? pat(f, x, y, z) : bg; }
 
@@ -73,18 +83,14 @@ static void test_blend_values(void)
     if (et_run(ctx, p, "blend3", args, 8))
         return;
     int bad = 0, n = 0;
-    for (int x = 0; x < 32; x++)
-        for (int y = 0; y < 32; y++)
-            for (int z = 0; z < 32; z++) {
-                if (!on(x, y, z))
-                    continue;
-                for (int q = 0; q < 3; q++, n++) {
-                    float want = blend(q, x, y, z, 0.375f), got = et_at(out[q], x, y, z, 0);
-                    if (got != want && bad++ < 5)
-                        fprintf(stderr, "blend q%d (%d,%d,%d): %g, expected %g\n", q, x, y, z,
-                                got, want);
-                }
-            }
+    FOR_ACTIVE(x, y, z) {
+        for (int q = 0; q < 3; q++, n++) {
+            float want = blend(q, x, y, z, 0.375f), got = et_at(out[q], x, y, z, 0);
+            if (got != want && bad++ < 5)
+                fprintf(stderr, "blend q%d (%d,%d,%d): %g, expected %g\n", q, x, y, z,
+                        got, want);
+        }
+    }
     CHECK(bad == 0);
     CHECK(n == 3 * 32 * 512);
 }
@@ -129,18 +135,14 @@ static const char *alias_src =
 static void check_chain(eng_field *ob, const char *what)
 {
     int bad = 0;
-    for (int x = 0; x < 32; x++)
-        for (int y = 0; y < 32; y++)
-            for (int z = 0; z < 32; z++) {
-                if (!on(x, y, z))
-                    continue;
-                float d = pat(3, x, y, z), a = pat(0, x, y, z);
-                float oa = (a - d) * 0.25f + d;
-                float want = (oa - d) * 0.25f + d;
-                float got = et_at(ob, x, y, z, 0);
-                if (got != want && bad++ < 5)
-                    fprintf(stderr, "%s (%d,%d,%d): %g, expected %g\n", what, x, y, z, got, want);
-            }
+    FOR_ACTIVE(x, y, z) {
+        float d = pat(3, x, y, z), a = pat(0, x, y, z);
+        float oa = (a - d) * 0.25f + d;
+        float want = (oa - d) * 0.25f + d;
+        float got = et_at(ob, x, y, z, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "%s (%d,%d,%d): %g, expected %g\n", what, x, y, z, got, want);
+    }
     CHECK(bad == 0);
 }
 
@@ -223,18 +225,7 @@ static void test_vec_and_shared(void)
     fill(dom, 9);
     fill(sa, 0);
     fill(sb, 1);
-    float v[3 * 512];
-    for (int bx = 0; bx < 4; bx++)
-        for (int by = 0; by < 4; by++)
-            for (int bz = 0; bz < 4; bz++) {
-                int32_t org[3] = {bx * 8, by * 8, bz * 8};
-                if (!on(org[0], org[1], org[2]))
-                    continue;
-                for (int n = 0; n < 512; n++)
-                    for (int c = 0; c < 3; c++)
-                        v[3 * n + c] = pat(c, org[0] + n / 64, org[1] + (n / 8) % 8, org[2] + n % 8);
-                CHECK_OK(ctx, eng_field_write_block(ctx, a, org, v, NULL));
-            }
+    fill_k(a, 0, 3);
     eng_program *p = et_compile(ctx, vec_src);
     eng_arg va[4] = {et_f(dom), et_f(a), et_f(o), et_s(0.375)};
     eng_arg sh[7] = {et_f(dom), et_f(sa), et_f(sb), et_f(so[0]), et_f(so[1]), et_f(so[2]),
@@ -242,27 +233,23 @@ static void test_vec_and_shared(void)
     if (et_run(ctx, p, "vblend", va, 4) || et_run(ctx, p, "shared", sh, 7))
         return;
     int bad = 0;
-    for (int x = 0; x < 32; x++)
-        for (int y = 0; y < 32; y++)
-            for (int z = 0; z < 32; z++) {
-                if (!on(x, y, z))
-                    continue;
-                for (int c = 0; c < 3; c++) {
-                    float want = blend(c, x, y, z, 0.375f), got = et_at(o, x, y, z, c);
-                    if (got != want && bad++ < 5)
-                        fprintf(stderr, "vblend %d (%d,%d,%d): %g, expected %g\n", c, x, y, z,
-                                got, want);
-                }
-                float ua = (at_bg(0, x + 1, y, z, 0.5f) - pat(0, x, y, z)) * 0.375f;
-                float want[3] = {fmaxf(pat(0, x, y, z) + ua, -1.5f) * 0.5f + 0.25f,
-                                 blend(1, x, y, z, 0.375f) * 0.5f + 0.25f, ua * ua};
-                for (int q = 0; q < 3; q++) {
-                    float got = et_at(so[q], x, y, z, 0);
-                    if (got != want[q] && bad++ < 5)
-                        fprintf(stderr, "shared %d (%d,%d,%d): %g, expected %g\n", q, x, y, z,
-                                got, want[q]);
-                }
-            }
+    FOR_ACTIVE(x, y, z) {
+        for (int c = 0; c < 3; c++) {
+            float want = blend(c, x, y, z, 0.375f), got = et_at(o, x, y, z, c);
+            if (got != want && bad++ < 5)
+                fprintf(stderr, "vblend %d (%d,%d,%d): %g, expected %g\n", c, x, y, z,
+                        got, want);
+        }
+        float ua = (at_bg(0, x + 1, y, z, 0.5f) - pat(0, x, y, z)) * 0.375f;
+        float want[3] = {fmaxf(pat(0, x, y, z) + ua, -1.5f) * 0.5f + 0.25f,
+                         blend(1, x, y, z, 0.375f) * 0.5f + 0.25f, ua * ua};
+        for (int q = 0; q < 3; q++) {
+            float got = et_at(so[q], x, y, z, 0);
+            if (got != want[q] && bad++ < 5)
+                fprintf(stderr, "shared %d (%d,%d,%d): %g, expected %g\n", q, x, y, z,
+                        got, want[q]);
+        }
+    }
     CHECK(bad == 0);
 }
 
@@ -278,16 +265,12 @@ static void test_component_readback(void)
     if (et_run(ctx, p, "readback", args, 5))
         return;
     int bad = 0;
-    for (int x = 0; x < 32; x++)
-        for (int y = 0; y < 32; y++)
-            for (int z = 0; z < 32; z++) {
-                if (!on(x, y, z))
-                    continue;
-                float ox = (pat(0, x, y, z) - 1.0f) * 0.25f + 1.0f;
-                float want = (ox - 1.0f) * 0.25f + 1.0f, got = et_at(o, x, y, z, 1);
-                if (got != want && bad++ < 5)
-                    fprintf(stderr, "readback (%d,%d,%d): %g, expected %g\n", x, y, z, got, want);
-            }
+    FOR_ACTIVE(x, y, z) {
+        float ox = (pat(0, x, y, z) - 1.0f) * 0.25f + 1.0f;
+        float want = (ox - 1.0f) * 0.25f + 1.0f, got = et_at(o, x, y, z, 1);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "readback (%d,%d,%d): %g, expected %g\n", x, y, z, got, want);
+    }
     CHECK(bad == 0);
 }
 
