@@ -306,28 +306,65 @@ static void test_activation(void)
     plm_tree_destroy(tree);
 }
 
+/* The setup both tests of reads at computed voxels share: a source tree of the default layout
+ * (field s, slot 0), an output tree "dense(i,512)" placing out_names (slots 1..), and a
+ * range_for task over [0, 512) whose body the test builds at g->b (loop index g->i). 0 when it
+ * is ready; gather_end frees what it made. */
+typedef struct gather_setup {
+    plm_tree *src, *out;
+    ir_field_info fields[3];
+    ir_task *t;
+    ir_builder b;
+    ir_stmt *i;
+} gather_setup;
+
+static int gather_begin(gather_setup *g, const char *name, const char *const *out_names, int nout)
+{
+    char err[512], layout[128];
+    memset(g, 0, sizeof *g);
+    snprintf(layout, sizeof layout, "dense(i,512).place(%s%s%s)", out_names[0],
+             nout > 1 ? ", " : "", nout > 1 ? out_names[1] : "");
+    CHECK_MSG(plm_tree_create(PLM_LAYOUT_DEFAULT ".place(s)", 64u << 20, &g->src, err,
+                              sizeof err) == 0, err);
+    CHECK_MSG(plm_tree_create(layout, 1u << 20, &g->out, err, sizeof err) == 0, err);
+    if (!g->src || !g->out)
+        return -1;
+    CHECK(field_info_from_tree(g->src, "s", 3, &g->fields[0]) == 0);
+    for (int k = 0; k < nout; k++)
+        CHECK(field_info_from_tree(g->out, out_names[k], 1, &g->fields[1 + k]) == 0);
+    g->t = ir_task_new(IR_TASK_RANGE_FOR, name, g->fields, (uint32_t)(1 + nout), NULL, 0);
+    ir_builder_init(&g->b, g->t);
+    ir_stmt *loop = ir_range_for(&g->b, ir_const_i32(&g->b, 0), ir_const_i32(&g->b, 512), 1);
+    ir_builder_at_end(&g->b, loop->body);
+    g->i = ir_loop_index(&g->b, loop, 0);
+    return 0;
+}
+
+static void gather_end(gather_setup *g)
+{
+    if (g->t)
+        ir_task_free(g->t);
+    if (g->src)
+        plm_tree_destroy(g->src);
+    if (g->out)
+        plm_tree_destroy(g->out);
+}
+
 /* out[i] = src[c(i)], act[i] = is_active(block of c(i)) without activation: inactive voxels
  * (and one outside the range) read the background, and nothing gets activated. */
 static void test_background(void)
 {
-    char err[512];
-    plm_tree *src = NULL, *out = NULL;
-    CHECK_MSG(plm_tree_create(PLM_LAYOUT_DEFAULT ".place(s)", 64u << 20, &src, err,
-                              sizeof err) == 0, err);
-    CHECK_MSG(plm_tree_create("dense(i,512).place(o, act)", 1u << 20, &out, err, sizeof err) == 0,
-              err);
-    if (!src || !out)
+    static const char *const outs[2] = {"o", "act"};
+    gather_setup g;
+    if (gather_begin(&g, "gather", outs, 2) != 0) {
+        gather_end(&g);
         return;
-    ir_field_info fields[3];
-    CHECK(field_info_from_tree(src, "s", 3, &fields[0]) == 0);
-    CHECK(field_info_from_tree(out, "o", 1, &fields[1]) == 0);
-    CHECK(field_info_from_tree(out, "act", 1, &fields[2]) == 0);
-    ir_task *t = ir_task_new(IR_TASK_RANGE_FOR, "gather", fields, 3, NULL, 0);
-    ir_builder b;
-    ir_builder_init(&b, t);
-    ir_stmt *loop = ir_range_for(&b, ir_const_i32(&b, 0), ir_const_i32(&b, 512), 1);
-    ir_builder_at_end(&b, loop->body);
-    ir_stmt *i = ir_loop_index(&b, loop, 0);
+    }
+    plm_tree *src = g.src, *out = g.out;
+    ir_field_info *fields = g.fields;
+    ir_task *t = g.t;
+    ir_builder b = g.b;
+    ir_stmt *i = g.i;
     /* c(i) = (7 i - 1800, 3 i, 17), and i = 511 far outside: (1 << 20, 1533, 17) */
     ir_stmt *last = ir_binary(&b, IR_EQ, i, ir_const_i32(&b, 511));
     ir_stmt *c[3] = {
@@ -387,9 +424,7 @@ static void test_background(void)
         char msg[256];
         CHECK_EQ(plm_tree_check_error(src, msg, sizeof msg), 0); /* reads record nothing */
     }
-    ir_task_free(t);
-    plm_tree_destroy(src);
-    plm_tree_destroy(out);
+    gather_end(&g);
 }
 
 /* Reads at computed voxels of a block that is not active take the background from the leaf's
@@ -398,23 +433,16 @@ static void test_background(void)
  * block alone: its address stays NULL there (engine/codegen/cached_read.c, `stored`). */
 static void test_store_at_read(void)
 {
-    char err[512];
-    plm_tree *src = NULL, *out = NULL;
-    CHECK_MSG(plm_tree_create(PLM_LAYOUT_DEFAULT ".place(s)", 64u << 20, &src, err,
-                              sizeof err) == 0, err);
-    CHECK_MSG(plm_tree_create("dense(i,512).place(o)", 1u << 20, &out, err, sizeof err) == 0,
-              err);
-    if (!src || !out)
+    static const char *const outs[1] = {"o"};
+    gather_setup g;
+    if (gather_begin(&g, "store_at_read", outs, 1) != 0) {
+        gather_end(&g);
         return;
-    ir_field_info fields[2];
-    CHECK(field_info_from_tree(src, "s", 3, &fields[0]) == 0);
-    CHECK(field_info_from_tree(out, "o", 1, &fields[1]) == 0);
-    ir_task *t = ir_task_new(IR_TASK_RANGE_FOR, "store_at_read", fields, 2, NULL, 0);
-    ir_builder b;
-    ir_builder_init(&b, t);
-    ir_stmt *loop = ir_range_for(&b, ir_const_i32(&b, 0), ir_const_i32(&b, 512), 1);
-    ir_builder_at_end(&b, loop->body);
-    ir_stmt *i = ir_loop_index(&b, loop, 0);
+    }
+    plm_tree *src = g.src, *out = g.out;
+    ir_task *t = g.t;
+    ir_builder b = g.b;
+    ir_stmt *i = g.i;
     /* c(i) = (7 (i - 257), 3 i, 17) and its +x neighbour, one base plus constants (a group):
      * 7 apart from one i to the next, so no iteration reads what another writes */
     ir_stmt *c[3] = {ir_binary(&b, IR_MUL, ir_binary(&b, IR_SUB, i, ir_const_i32(&b, 257)),
@@ -474,9 +502,7 @@ static void test_store_at_read(void)
         }
         CHECK_EQ(bad_bg, 0);
     }
-    ir_task_free(t);
-    plm_tree_destroy(src);
-    plm_tree_destroy(out);
+    gather_end(&g);
 }
 
 /* A struct_for over a bitmasked leaf visits only the active cells. */
