@@ -1,6 +1,7 @@
 /* The engine context: options, the error buffer and the list of fields. */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
+#include "engine/launcher.h"
 #if PLUME_HAVE_KERNELS
 #include "engine/exec_cuda.h"
 #endif
@@ -62,11 +63,13 @@ void eng_destroy(eng_context *ctx)
     free(ctx);
 }
 
+_Thread_local char *eng_thread_err;
+
 int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    vsnprintf(eng_thread_err ? eng_thread_err : ctx->err, ENG_ERR_SIZE, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -74,6 +77,10 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 const char *eng_error(const eng_context *ctx) { return ctx ? ctx->err : "no engine context"; }
 uint64_t eng_memory_bytes(const eng_context *ctx)
 {
+#if PLUME_HAVE_KERNELS
+    /* the launch thread may be allocating: count what the queued work left */
+    eng_launcher_wait((eng_context *)ctx);
+#endif
     uint64_t total = 0;
     for (int i = 0; i < ctx->nfields; i++)
         total += eng_field_bytes(ctx->fields[i]);
@@ -112,6 +119,10 @@ static int declare_group(eng_context *ctx, const eng_field_desc *descs, int n, i
 {
     if (!descs || n < 1)
         return eng_fail(ctx, ENG_EINVAL, "a group needs at least one field");
+#if PLUME_HAVE_KERNELS
+    /* the launch thread reads ctx->fields, which grows here */
+    eng_launcher_wait(ctx);
+#endif
     for (int i = 0; i < n; i++) {
         int rc = check_desc(ctx, descs, i);
         if (rc)
@@ -268,6 +279,8 @@ int eng_set_deterministic(eng_context *ctx, int on)
     /* GPU threads add floats in an order no one chooses. */
     if (on && ctx->cuda)
         return eng_fail(ctx, ENG_EINVAL, "deterministic mode runs on the CPU only; use --device cpu");
+    /* batches on the launch thread keep the setting they were flushed under */
+    eng_launcher_wait(ctx);
 #endif
     ctx->deterministic = on != 0;
     return ENG_OK;
@@ -280,6 +293,7 @@ int eng_use_cuda(eng_context *ctx)
 {
     if (ctx->cuda)
         return ENG_OK;
+    eng_launcher_wait(ctx);
     if (ctx->nfields)
         return eng_fail(ctx, ENG_EINVAL, "the device can change only before the first field");
     char msg[1024];

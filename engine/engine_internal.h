@@ -19,12 +19,14 @@
 /* SFG value-state ids of kernels' global-temporary buffers: above every field id. */
 #define ENG_GTMP_STATE_BASE (1u << 24)
 
+#define ENG_ERR_SIZE 4096
+
 struct eng_context {
     int threads;
     uint64_t budget;
     eng_field **fields;
     int nfields;
-    char err[4096];
+    char err[ENG_ERR_SIZE];
     eng_mode mode;
     int deterministic; /* eng_set_deterministic: order-dependent tasks run serially */
 #if PLUME_HAVE_KERNELS
@@ -46,8 +48,13 @@ struct eng_context {
     int exec_rc;          /* the executor's engine error code of the last failed batch */
     struct eng_cuda *cuda; /* the GPU the context runs on (exec_cuda.h); NULL: the CPU */
     task_profile profile;  /* PLUME_PROFILE=1: time per task, printed when the runtime goes */
+    struct eng_launcher *launcher; /* the launch thread (launcher.h); NULL until first used */
 #endif
 };
+
+/* Where eng_fail writes its message on this thread instead of ctx->err, or NULL: the launch
+ * thread's own buffer (launcher.c), so its failures never race the context's thread. */
+extern _Thread_local char *eng_thread_err;
 
 int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -81,8 +88,13 @@ const ir_field_info *eng_field_ir_info(const eng_field *f);
 /* Kernels' runtime: pool, JIT, bank and queue, made on first use. */
 int eng_runtime_ready(eng_context *ctx);
 void eng_runtime_free(eng_context *ctx);
-/* The SFG executor (exec.c; exec_cuda.c on a GPU). */
+/* The SFG executor (exec.c; exec_cuda.c on a GPU). On the CPU a batch flushed without a sync
+ * goes to the launch thread (launcher.h) when the mode asks for one. */
 int eng_exec_batch(void *ud, const sfg_batch *batch);
+/* Compiles the tasks whose code entries are fresh, then runs the tasks in order (exec.c):
+ * on the launch thread, or on the context's thread once the launch thread is idle. */
+int eng_exec_resolved(eng_context *ctx, const sfg_exec_task *tasks, uint32_t n,
+                      eng_code *const *codes, const unsigned char *fresh);
 sfg_executor_fn eng_executor(const eng_context *ctx);
 /* The code cache's entry for a task with code (serial, range_for, struct_for): found, or made
  * with the task lowered for code generation (*fresh = 1: the caller compiles it). */

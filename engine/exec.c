@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
 #include "engine/exec_runtime.h"
+#include "engine/launcher.h"
 #include "engine/codegen/task.h"
 #include "engine/listing.h"
 #include "engine/passes/passes.h"
@@ -77,26 +78,18 @@ int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *
     return ENG_OK;
 }
 
-/* Code for a bound task: lowered, optimized and submitted to the JIT on first sight. */
-static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code **out,
-                       jit_task **pending, int *npending)
+/* Submits a fresh code entry's lowered task to the JIT. */
+static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code *c, jit_task **pending,
+                       int *npending)
 {
-    eng_code *c = NULL;
-    int fresh = 0, rc = eng_code_for(ctx, t, &c, &fresh);
-    if (rc != ENG_OK || !fresh) {
-        *out = c;
-        return rc;
-    }
-    ir_task *low = c->lowered;
     char err[512];
     jit_request req;
-    if (cg_task_request(low, c->fn, &c->result, &req, err, sizeof err) != 0)
+    if (cg_task_request(c->lowered, c->fn, &c->result, &req, err, sizeof err) != 0)
         return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
     jit_task *jt;
     if (jit_submit(ctx->jit, &req, &jt, err, sizeof err) != 0)
         return eng_fail(ctx, ENG_EINTERNAL, "task '%s': %s", t->name ? t->name : "?", err);
     pending[(*npending)++] = jt;
-    *out = c;
     return ENG_OK;
 }
 
@@ -253,25 +246,17 @@ static void profile_task(eng_context *ctx, const sfg_exec_task *t, const eng_cod
     }
 }
 
-int eng_exec_batch(void *ud, const sfg_batch *batch)
+int eng_exec_resolved(eng_context *ctx, const sfg_exec_task *tasks, uint32_t n,
+                      eng_code *const *codes, const unsigned char *fresh)
 {
-    eng_context *ctx = ud;
-    uint32_t n = batch->n_tasks;
-    eng_code **codes = calloc(n ? n : 1, sizeof *codes);
     jit_task **pending = calloc(n ? n : 1, sizeof *pending);
     int npending = 0, rc = ENG_OK;
-    if (!codes || !pending) {
-        free(codes);
-        free(pending);
+    if (!pending)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    }
     /* Everything new in the batch compiles at once, on all compile threads. */
-    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
-        const sfg_exec_task *t = &batch->tasks[i];
-        if (t->meta->type == SFG_SERIAL || t->meta->type == SFG_RANGE_FOR ||
-            t->meta->type == SFG_STRUCT_FOR)
-            rc = submit_code(ctx, t, &codes[i], pending, &npending);
-    }
+    for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
+        if (fresh[i])
+            rc = submit_code(ctx, &tasks[i], codes[i], pending, &npending);
     char err[512];
     if (npending && jit_wait_all(pending, npending, err, sizeof err) != 0 && rc == ENG_OK)
         rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
@@ -279,17 +264,61 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
     double t0 = now_s();
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
         if (codes[i] && !codes[i]->fn[0]) {
-            rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' has no compiled code", batch->tasks[i].name);
+            rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' has no compiled code", tasks[i].name);
             break;
         }
         double t1 = ctx->profile.enabled ? now_s() : 0;
-        rc = run_task(ctx, &batch->tasks[i], codes[i]);
+        rc = run_task(ctx, &tasks[i], codes[i]);
         if (ctx->profile.enabled)
-            profile_task(ctx, &batch->tasks[i], codes[i], now_s() - t1);
+            profile_task(ctx, &tasks[i], codes[i], now_s() - t1);
     }
     ctx->stats.backend_s += now_s() - t0;
-    free(codes);
     if (rc == ENG_OK)
         rc = eng_check_runtime_errors(ctx);
+    return rc;
+}
+
+/* Whether batches flushed without a sync go to the launch thread: the mode's choice, unless
+ * PLUME_LAUNCH_THREAD is 0 or 1. Off by default: on a CPU whose cores the pool already uses,
+ * work overlapped with a running batch takes its time from that batch (docs/sfg.md). */
+static int use_launch_thread(const eng_context *ctx)
+{
+    const char *e = getenv("PLUME_LAUNCH_THREAD");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
+        return e[0] == '1';
+    return ctx->mode.launch_thread != 0;
+}
+
+int eng_exec_batch(void *ud, const sfg_batch *batch)
+{
+    eng_context *ctx = ud;
+    uint32_t n = batch->n_tasks;
+    eng_code **codes = calloc(n ? n : 1, sizeof *codes);
+    unsigned char *fresh = calloc(n ? n : 1, 1);
+    int rc = ENG_OK;
+    if (!codes || !fresh) {
+        free(codes);
+        free(fresh);
+        return ctx->exec_rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    /* Code entries are found or made here, on the context's thread, wherever the batch runs:
+     * lowering a new task reads its bound IR the way the optimizer does. */
+    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
+        const sfg_exec_task *t = &batch->tasks[i];
+        if (t->meta->type != SFG_SERIAL && t->meta->type != SFG_RANGE_FOR &&
+            t->meta->type != SFG_STRUCT_FOR)
+            continue;
+        int is_new = 0;
+        rc = eng_code_for(ctx, t, &codes[i], &is_new);
+        fresh[i] = (unsigned char)is_new;
+    }
+    if (rc == ENG_OK && !batch->sync && use_launch_thread(ctx))
+        rc = eng_launcher_submit(ctx, batch, codes, fresh);
+    else if (rc == ENG_OK && (rc = eng_launcher_drain(ctx)) == ENG_OK)
+        rc = eng_exec_resolved(ctx, batch->tasks, n, codes, fresh);
+    free(codes);
+    free(fresh);
+    if (rc)
+        ctx->exec_rc = rc;
     return rc;
 }

@@ -75,6 +75,10 @@ typedef struct eng_mode {
     int eager;                /* 1: no queue, no optimization */
     uint32_t disabled_passes; /* SFG_PASS_* bits (engine/sfg/sfg.h) */
     uint32_t flush_every;     /* 0: only at syncs and explicit flushes */
+    int launch_thread;        /* 1: a batch flushed without a sync runs on the CPU context's
+                               * launch thread while this thread queues and optimizes the next
+                               * (engine/launcher.h); 0: every batch runs on this thread.
+                               * PLUME_LAUNCH_THREAD=0 or 1 overrides it. */
 } eng_mode;
 /* Syncs, then changes how later launches run. */
 int eng_set_mode(eng_context *ctx, const eng_mode *mode);
@@ -93,6 +97,7 @@ typedef struct eng_stats {
     uint64_t tasks_from_disk;    /* ... of which loaded from the kernel cache on disk */
     uint64_t instructions;       /* LLVM instructions emitted, after optimization */
     uint64_t flushes;
+    uint64_t batches_async;      /* batches run on the launch thread */
     double compile_s;            /* wall time in the JIT, summed over compile threads */
     double backend_s;            /* wall time running tasks */
     double optimizer_s;          /* wall time in the state-flow graph */

@@ -6,6 +6,7 @@
 #include "engine/sfg/sfg_ir_meta.h"
 #include "engine/codegen/jit_disk.h"
 #include "engine/exec_cuda.h"
+#include "engine/launcher.h"
 #include "sparse/bitcode.h"
 
 #include <stdio.h>
@@ -64,6 +65,7 @@ int eng_runtime_ready(eng_context *ctx)
 
 void eng_runtime_free(eng_context *ctx)
 {
+    eng_launcher_stop(ctx);
     task_profile_print(&ctx->profile, stderr);
     task_profile_free(&ctx->profile);
     sfg_queue_destroy(ctx->queue);
@@ -103,7 +105,7 @@ int eng_check_runtime_errors(eng_context *ctx)
 
 int eng_flush(eng_context *ctx)
 {
-    if (!ctx->runtime_ready || ctx->in_exec)
+    if (!ctx->runtime_ready || ctx->in_exec || eng_on_launch_thread())
         return ENG_OK;
     ctx->in_exec = 1;
     int rc = sfg_flush(ctx->queue);
@@ -113,12 +115,21 @@ int eng_flush(eng_context *ctx)
 
 int eng_sync(eng_context *ctx)
 {
-    if (!ctx->runtime_ready || ctx->in_exec)
+    if (!ctx->runtime_ready || ctx->in_exec || eng_on_launch_thread())
         return ENG_OK;
     ctx->in_exec = 1;
     int rc = sfg_sync(ctx->queue);
     ctx->in_exec = 0;
-    return rc == SFG_OK ? ENG_OK : eng_queue_error(ctx, rc);
+    if (rc != SFG_OK)
+        return eng_queue_error(ctx, rc);
+    /* with nothing queued the flush ran no batch: batches flushed earlier may still run */
+    rc = eng_launcher_drain(ctx);
+    if (rc) {
+        /* batches the graph counted as run were dropped: trust nothing it proved */
+        sfg_forget(ctx->queue);
+        ctx->exec_rc = rc;
+    }
+    return rc;
 }
 
 int eng_set_mode(eng_context *ctx, const eng_mode *mode)
@@ -156,7 +167,9 @@ int eng_set_mode(eng_context *ctx, const eng_mode *mode)
 
 void eng_get_stats(eng_context *ctx, eng_stats *out)
 {
+    eng_launcher_wait(ctx); /* the launch thread counts backend time */
     *out = ctx->stats_base;
+    out->batches_async = ctx->stats.batches_async;
     out->compile_s = ctx->stats.compile_s;
     out->backend_s = ctx->stats.backend_s;
     out->frontend_s = ctx->stats.frontend_s;
@@ -196,6 +209,7 @@ void eng_get_stats(eng_context *ctx, eng_stats *out)
 
 void eng_reset_stats(eng_context *ctx)
 {
+    eng_launcher_wait(ctx);
     memset(&ctx->stats, 0, sizeof ctx->stats);
     memset(&ctx->stats_base, 0, sizeof ctx->stats_base);
     if (!ctx->runtime_ready)

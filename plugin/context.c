@@ -136,7 +136,7 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     }
     /* The queue's mode: the engine's passes use the ABI's bit order (PLUME_PASS_* = SFG_PASS_*). */
     eng_mode em = {opts.mode == PLUME_MODE_EAGER, opts.disabled_passes & 0xfu,
-                   opts.flush_every ? opts.flush_every : PL_DEFAULT_FLUSH_EVERY};
+                   opts.flush_every ? opts.flush_every : PL_DEFAULT_FLUSH_EVERY, 0};
     eng_set_mode(ctx->eng, &em);
     /* cuda: the GPU or a clear failure; auto: the GPU when one answers, else the CPU, saying
      * why in one line. (PLUME_DEVICE=cuda in the environment already put the engine there.) */

@@ -73,7 +73,7 @@ static int saxpy_source(bench_ctx *ctx, int reps)
              (long long)n, (long long)n);
     eng_field *x = field(c, "x", layout), *y = field(c, "y", layout);
     eng_program *p = NULL;
-    eng_mode m = {1, 0, 0};
+    eng_mode m = {1, 0, 0, 0};
     int rc = 1;
     if (!x || !y || eng_set_mode(c, &m) != ENG_OK ||
         eng_program_compile(c, "saxpy.pk", src, strlen(src), &p) != ENG_OK) {
@@ -182,7 +182,7 @@ static int compile_source(bench_ctx *ctx)
         eng_context *c = eng_create(&o);
         eng_field *a = field(c, "a", "dense(i,8192)"), *b = field(c, "b", "dense(i,8192)");
         eng_program *p = NULL;
-        eng_mode m = {1, 0, 0};
+        eng_mode m = {1, 0, 0, 0};
         char name[16];
         snprintf(name, sizeof name, "k%d", k);
         eng_arg args[3];

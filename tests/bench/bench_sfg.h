@@ -236,7 +236,7 @@ static inline int sfgb_open_mode(const sfgb_case *c, int quick, int index, int e
     r->ctx = eng_create(&o);
     if (!r->ctx)
         return 1;
-    eng_mode m = {eager, disabled, 0};
+    eng_mode m = {eager, disabled, 0, 0};
     int rc = eng_set_mode(r->ctx, &m) != ENG_OK;
     if (bench_gpu && !rc) {
         rc = eng_use_cuda(r->ctx) != ENG_OK && sfgb_fail(r, "cuda");

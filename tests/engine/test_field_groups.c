@@ -109,7 +109,7 @@ static const char *saxpy_src =
 static uint64_t run_saxpy(int eager, int grouped, float out[4])
 {
     eng_context *c = et_context(2);
-    eng_mode m = {eager, 0, 0};
+    eng_mode m = {eager, 0, 0, 0};
     CHECK_OK(c, eng_set_mode(c, &m));
     eng_field *x, *y;
     if (grouped) {
@@ -186,7 +186,7 @@ static const char *adv_src =
 static void run_adv(int eager, int aos, float *out, int n, uint64_t *fused)
 {
     eng_context *c = et_context(2);
-    eng_mode m = {eager, 0, 0};
+    eng_mode m = {eager, 0, 0, 0};
     CHECK_OK(c, eng_set_mode(c, &m));
     eng_field *q[3], *qo[3];
     group3(c, "q", aos, q);

@@ -756,7 +756,7 @@ static const char *chain_src =
 static eng_context *mode_context(int eager)
 {
     eng_context *c = et_context(2);
-    eng_mode m = {eager, 0, 0};
+    eng_mode m = {eager, 0, 0, 0};
     CHECK_OK(c, eng_set_mode(c, &m));
     ctx = c;
     return c;

@@ -117,7 +117,7 @@ static int solver_init(solver *s, int dim, int n, int levels, int eager, const c
     s->n = n;
     s->levels = levels;
     s->ctx = et_context(0);
-    eng_mode m = {eager, 0, 0};
+    eng_mode m = {eager, 0, 0, 0};
     CHECK_OK(s->ctx, eng_set_mode(s->ctx, &m));
     s->dom0 = field(s, "dom0", dim, 1);
     s->x = field(s, "x", dim, 0);
