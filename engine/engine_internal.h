@@ -88,13 +88,17 @@ const ir_field_info *eng_field_ir_info(const eng_field *f);
 /* Kernels' runtime: pool, JIT, bank and queue, made on first use. */
 int eng_runtime_ready(eng_context *ctx);
 void eng_runtime_free(eng_context *ctx);
-/* The SFG executor (exec.c; exec_cuda.c on a GPU). On the CPU a batch flushed without a sync
- * goes to the launch thread (launcher.h) when the mode asks for one. */
+/* The SFG executor (exec.c), on the CPU and on a GPU: a batch flushed without a sync goes to
+ * the launch thread (launcher.h) when the mode asks for one. */
 int eng_exec_batch(void *ud, const sfg_batch *batch);
-/* Compiles the tasks whose code entries are fresh, then runs the tasks in order (exec.c):
- * on the launch thread, or on the context's thread once the launch thread is idle. */
-int eng_exec_resolved(eng_context *ctx, const sfg_exec_task *tasks, uint32_t n,
-                      eng_code *const *codes, const unsigned char *fresh);
+/* Code entries for a batch's tasks (codes[i] NULL for runtime tasks; fresh[i] = 1 where the
+ * entry is new and still has to be compiled). The context's thread only. */
+int eng_resolve_codes(eng_context *ctx, const sfg_batch *batch, eng_code **codes,
+                      unsigned char *fresh);
+/* Compiles the tasks whose code entries are fresh, then runs the batch (exec.c; on a GPU
+ * exec_cuda.c): on the launch thread, or on the context's thread once that one is idle. */
+int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                      const unsigned char *fresh);
 sfg_executor_fn eng_executor(const eng_context *ctx);
 /* The code cache's entry for a task with code (serial, range_for, struct_for): found, or made
  * with the task lowered for code generation (*fresh = 1: the caller compiles it). */

@@ -3,6 +3,7 @@
  * threads), then runs the tasks one after the other, each spread over the CPU pool. */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
+#include "engine/exec_cuda.h"
 #include "engine/exec_runtime.h"
 #include "engine/launcher.h"
 #include "engine/codegen/task.h"
@@ -246,9 +247,13 @@ static void profile_task(eng_context *ctx, const sfg_exec_task *t, const eng_cod
     }
 }
 
-int eng_exec_resolved(eng_context *ctx, const sfg_exec_task *tasks, uint32_t n,
-                      eng_code *const *codes, const unsigned char *fresh)
+int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                      const unsigned char *fresh)
 {
+    if (ctx->cuda)
+        return eng_exec_resolved_cuda(ctx, batch, codes, fresh);
+    const sfg_exec_task *tasks = batch->tasks;
+    uint32_t n = batch->n_tasks;
     jit_task **pending = calloc(n ? n : 1, sizeof *pending);
     int npending = 0, rc = ENG_OK;
     if (!pending)
@@ -289,22 +294,14 @@ static int use_launch_thread(const eng_context *ctx)
     return ctx->mode.launch_thread != 0;
 }
 
-int eng_exec_batch(void *ud, const sfg_batch *batch)
+int eng_resolve_codes(eng_context *ctx, const sfg_batch *batch, eng_code **codes,
+                      unsigned char *fresh)
 {
-    eng_context *ctx = ud;
-    uint32_t n = batch->n_tasks;
-    eng_code **codes = calloc(n ? n : 1, sizeof *codes);
-    unsigned char *fresh = calloc(n ? n : 1, 1);
     int rc = ENG_OK;
-    if (!codes || !fresh) {
-        free(codes);
-        free(fresh);
-        return ctx->exec_rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    }
-    /* Code entries are found or made here, on the context's thread, wherever the batch runs:
-     * lowering a new task reads its bound IR the way the optimizer does. */
-    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
+    for (uint32_t i = 0; i < batch->n_tasks && rc == ENG_OK; i++) {
         const sfg_exec_task *t = &batch->tasks[i];
+        codes[i] = NULL;
+        fresh[i] = 0;
         if (t->meta->type != SFG_SERIAL && t->meta->type != SFG_RANGE_FOR &&
             t->meta->type != SFG_STRUCT_FOR)
             continue;
@@ -312,10 +309,27 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
         rc = eng_code_for(ctx, t, &codes[i], &is_new);
         fresh[i] = (unsigned char)is_new;
     }
+    return rc;
+}
+
+int eng_exec_batch(void *ud, const sfg_batch *batch)
+{
+    eng_context *ctx = ud;
+    uint32_t n = batch->n_tasks;
+    eng_code **codes = calloc(n ? n : 1, sizeof *codes);
+    unsigned char *fresh = calloc(n ? n : 1, 1);
+    if (!codes || !fresh) {
+        free(codes);
+        free(fresh);
+        return ctx->exec_rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+    }
+    /* Code entries are found or made here, on the context's thread, wherever the batch runs:
+     * lowering a new task reads its bound IR the way the optimizer does. */
+    int rc = eng_resolve_codes(ctx, batch, codes, fresh);
     if (rc == ENG_OK && !batch->sync && use_launch_thread(ctx))
         rc = eng_launcher_submit(ctx, batch, codes, fresh);
     else if (rc == ENG_OK && (rc = eng_launcher_drain(ctx)) == ENG_OK)
-        rc = eng_exec_resolved(ctx, batch->tasks, n, codes, fresh);
+        rc = eng_exec_resolved(ctx, batch, codes, fresh);
     free(codes);
     free(fresh);
     if (rc)

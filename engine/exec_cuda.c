@@ -86,8 +86,9 @@ static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
     }
 }
 
-/* Makes sure every code task of the batch has a loaded kernel; codes[i] is task i's entry. */
-static int compile_batch(eng_context *ctx, const sfg_batch *batch, eng_code **codes)
+/* Compiles and loads the tasks whose code entries are new (fresh[i]); codes[i] is task i's. */
+static int compile_batch(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                         const unsigned char *fresh_in)
 {
     eng_cuda *cu = ctx->cuda;
     uint32_t n = batch->n_tasks, njobs = 0;
@@ -100,20 +101,11 @@ static int compile_batch(eng_context *ctx, const sfg_batch *batch, eng_code **co
     }
     int rc = ENG_OK;
     char err[512];
-    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
-        const sfg_exec_task *t = &batch->tasks[i];
-        if (t->meta->type != SFG_SERIAL && t->meta->type != SFG_RANGE_FOR &&
-            t->meta->type != SFG_STRUCT_FOR)
+    for (uint32_t i = 0; i < n; i++) {
+        if (!fresh_in[i])
             continue;
-        eng_code *c = NULL;
-        int is_new = 0;
-        if ((rc = eng_code_for(ctx, t, &c, &is_new)) != ENG_OK)
-            break;
-        codes[i] = c;
-        if (!is_new)
-            continue;
-        jobs[njobs] = (compile_job){.cu = cu, .low = c->lowered, .name = t->name};
-        fresh[njobs++] = c;
+        jobs[njobs] = (compile_job){.cu = cu, .low = codes[i]->lowered, .name = batch->tasks[i].name};
+        fresh[njobs++] = codes[i];
     }
     if (rc == ENG_OK && njobs) {
         compile_set set = {jobs};
@@ -492,15 +484,17 @@ static const char *task_names(const sfg_batch *batch, char *buf, size_t n)
     return buf;
 }
 
-int eng_exec_batch_cuda(void *ud, const sfg_batch *batch)
+int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
+                           struct eng_code *const *codes, const unsigned char *fresh)
 {
-    eng_context *ctx = ud;
     eng_cuda *cu = ctx->cuda;
     uint32_t n = batch->n_tasks;
-    eng_code **codes = calloc(n ? n : 1, sizeof *codes);
-    if (!codes)
-        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    int rc = compile_batch(ctx, batch, codes);
+    char msg[512], names[256];
+    /* the launch thread, too, must have the device's context current */
+    if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
+                   sizeof msg) != 0)
+        return eng_fail(ctx, ENG_EINTERNAL, "%s", msg);
+    int rc = compile_batch(ctx, batch, codes, fresh);
     size_t pbytes = 0;
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
         if (codes[i])
@@ -530,11 +524,9 @@ int eng_exec_batch_cuda(void *ud, const sfg_batch *batch)
     for (uint32_t e = 0; e < batch->n_edges && rc == ENG_OK; e++)
         if (add_edge(cu, cu->task_last[batch->edges[e].from], cu->task_first[batch->edges[e].to]))
             rc = eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    free(codes);
     if (rc != ENG_OK)
         return rc;
 
-    char msg[512], names[256];
     double t0 = now_s();
     const cuda_driver *drv = cu->drv;
     int bad = (off && cuda_check(drv, drv->cuMemcpyHtoDAsync(cu->params_dev, cu->params_host, off,

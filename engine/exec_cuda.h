@@ -13,8 +13,9 @@
  * kernels go on one stream when the driver lacks graphs or PLUME_CUDA_GRAPHS=0. The executor
  * waits for the batch before it returns, so between batches the host may touch any field.
  *
- * Threads: the engine's context thread only (the compile workers make the device's context
- * current on their own threads).
+ * Threads: the engine's context thread, or its launch thread while the context's thread
+ * waits for it or only queues and optimizes (the compile workers make the device's context
+ * current on their own threads, the executor on the thread it runs on).
  *
  * Errors: 0 or -1 with one line in msg; driver errors name the call and the driver's error
  * ("cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access ...)"). */
@@ -48,8 +49,12 @@ void eng_cuda_buffer_free(eng_cuda *cu, void *p);
  * eng_cuda_open loads: for checks without a GPU. *ptx is malloc'd. 0, or -1 with msg. */
 int eng_cuda_rt_kernels_ptx(int sm, char **ptx, char *msg, size_t msg_size);
 
-/* The executor (sfg_executor_fn); ud is the eng_context. */
-int eng_exec_batch_cuda(void *ud, const struct sfg_batch *batch);
+/* Compiles the batch's new tasks (fresh[i]) and runs the batch on the device; codes[i] is
+ * task i's code entry (engine_internal.h, eng_resolve_codes). What eng_exec_resolved does on
+ * a GPU context: on the context's thread, or on its launch thread (engine/launcher.h). */
+struct eng_code;
+int eng_exec_resolved_cuda(struct eng_context *ctx, const struct sfg_batch *batch,
+                           struct eng_code *const *codes, const unsigned char *fresh);
 
 typedef struct eng_cuda_stats {
     double kernel_s;           /* GPU time of batches, from CUDA events */

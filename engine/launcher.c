@@ -9,10 +9,11 @@
 
 typedef struct launch_job {
     struct launch_job *next;
+    sfg_batch batch;      /* its tasks and edges are the arrays below */
     sfg_exec_task *tasks; /* args and names point into `bytes` */
+    sfg_edge *edges;
     eng_code **codes;
     unsigned char *fresh;
-    uint32_t n;
     char *bytes;
 } launch_job;
 
@@ -38,6 +39,7 @@ static void job_free(launch_job *j)
     if (!j)
         return;
     free(j->tasks);
+    free(j->edges);
     free(j->codes);
     free(j->fresh);
     free(j->bytes);
@@ -62,7 +64,7 @@ static void *launch_main(void *arg)
         int skip = L->rc != 0; /* after a failure nothing runs until the host has heard */
         L->busy = 1;
         pthread_mutex_unlock(&L->lock);
-        int rc = skip ? 0 : eng_exec_resolved(L->ctx, j->tasks, j->n, j->codes, j->fresh);
+        int rc = skip ? 0 : eng_exec_resolved(L->ctx, &j->batch, j->codes, j->fresh);
         job_free(j);
         pthread_mutex_lock(&L->lock);
         if (rc && !L->rc) {
@@ -120,15 +122,20 @@ static launch_job *copy_batch(const sfg_batch *b, eng_code *const *codes, const 
     launch_job *j = calloc(1, sizeof *j);
     if (!j)
         return NULL;
-    j->n = n;
     j->tasks = malloc((n ? n : 1) * sizeof *j->tasks);
+    j->edges = malloc((b->n_edges ? b->n_edges : 1) * sizeof *j->edges);
     j->codes = malloc((n ? n : 1) * sizeof *j->codes);
     j->fresh = malloc(n ? n : 1);
     j->bytes = malloc(bytes ? bytes : 1);
-    if (!j->tasks || !j->codes || !j->fresh || !j->bytes) {
+    if (!j->tasks || !j->edges || !j->codes || !j->fresh || !j->bytes) {
         job_free(j);
         return NULL;
     }
+    if (b->n_edges)
+        memcpy(j->edges, b->edges, b->n_edges * sizeof *j->edges);
+    j->batch = *b;
+    j->batch.tasks = j->tasks;
+    j->batch.edges = j->edges;
     char *p = j->bytes;
     for (uint32_t i = 0; i < n; i++) {
         sfg_exec_task t = b->tasks[i];

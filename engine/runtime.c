@@ -25,7 +25,8 @@ static sfg_options queue_options(const eng_mode *m)
 
 sfg_executor_fn eng_executor(const eng_context *ctx)
 {
-    return ctx->cuda ? eng_exec_batch_cuda : eng_exec_batch;
+    (void)ctx;
+    return eng_exec_batch;
 }
 
 int eng_runtime_ready(eng_context *ctx)
