@@ -25,7 +25,29 @@ static double now_s(void)
 
 /* PLUME_IR_DUMP=dir: each task's IR as code generation gets it, in dir/<hash>.ir, for a kernel
  * author asking what the optimizer made of a fused or demoted task; PLUME_IR_DUMP_ASM=1 adds
- * the host assembly of its optimized module in dir/<hash>.s (a second compile). Best effort. */
+ * the host assembly of its optimized module in dir/<hash>.s (a second compile), and
+ * PLUME_IR_DUMP_PTX=1 its PTX in dir/<hash>.ptx (sm_80, the runtime linked in: what a GPU
+ * would compile, for timing ptxas on a machine without one). Best effort. */
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+static void dump_listing(const sfg_exec_task *t, ir_task *low, const char *dir, int kind,
+                         const char *ext)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%016llx.%s", dir, (unsigned long long)t->ir.hash, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    char err[256];
+    if (eng_task_listing(f, low, kind, err, sizeof err) != 0)
+        fprintf(f, "%s no listing: %s\n", kind == ENG_LIST_PTX ? "//" : "#", err);
+    fclose(f);
+}
+
 static void dump_ir(const sfg_exec_task *t, ir_task *low)
 {
     const char *dir = getenv("PLUME_IR_DUMP");
@@ -40,16 +62,10 @@ static void dump_ir(const sfg_exec_task *t, ir_task *low)
         fclose(f);
     }
     free(text);
-    const char *asm_on = getenv("PLUME_IR_DUMP_ASM");
-    if (!asm_on || !asm_on[0] || !strcmp(asm_on, "0"))
-        return;
-    snprintf(path, sizeof path, "%s/%016llx.s", dir, (unsigned long long)t->ir.hash);
-    if ((f = fopen(path, "w"))) {
-        char err[256];
-        if (eng_task_listing(f, low, ENG_LIST_ASM, err, sizeof err) != 0)
-            fprintf(f, "# no listing: %s\n", err);
-        fclose(f);
-    }
+    if (env_on("PLUME_IR_DUMP_ASM"))
+        dump_listing(t, low, dir, ENG_LIST_ASM, "s");
+    if (env_on("PLUME_IR_DUMP_PTX"))
+        dump_listing(t, low, dir, ENG_LIST_PTX, "ptx");
 }
 
 int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *fresh)
