@@ -25,8 +25,9 @@ static double now_s(void)
 
 /* PLUME_IR_DUMP=dir: each task's IR as code generation gets it, in dir/<hash>.ir, for a kernel
  * author asking what the optimizer made of a fused or demoted task; PLUME_IR_DUMP_ASM=1 adds
- * the host assembly of its optimized module in dir/<hash>.s (a second compile), and
- * PLUME_IR_DUMP_PTX=1 its PTX in dir/<hash>.ptx (sm_80, the runtime linked in: what a GPU
+ * the host assembly of its optimized module in dir/<hash>.s (a second compile),
+ * PLUME_IR_DUMP_LLVM=1 that module's LLVM IR in dir/<hash>.ll, and PLUME_IR_DUMP_PTX=1 its
+ * PTX in dir/<hash>.ptx (sm_80, the runtime linked in: what a GPU
  * would compile, for timing ptxas on a machine without one). Best effort. */
 static int env_on(const char *name)
 {
@@ -64,6 +65,8 @@ static void dump_ir(const sfg_exec_task *t, ir_task *low)
     free(text);
     if (env_on("PLUME_IR_DUMP_ASM"))
         dump_listing(t, low, dir, ENG_LIST_ASM, "s");
+    if (env_on("PLUME_IR_DUMP_LLVM"))
+        dump_listing(t, low, dir, ENG_LIST_LLVM, "ll");
     if (env_on("PLUME_IR_DUMP_PTX"))
         dump_listing(t, low, dir, ENG_LIST_PTX, "ptx");
 }

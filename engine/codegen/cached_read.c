@@ -934,10 +934,16 @@ static void likely_first(cg_fn *f, LLVMValueRef br);
  * field, and a fused task's fields interleaved per voxel load from adjacent addresses. */
 static LLVMValueRef read_base(cg_fn *f, const ir_stmt *s, LLVMValueRef c)
 {
-    int32_t lsid = cg_snode_id(f, s->field, f->task->fields[s->field].nlevels - 1);
+    /* The background block is the leaf SNode's, with every field placed there in its place: it
+     * is taken through the slot whose walk made the container, so that the reads of fields
+     * that share the container (a fused task's samples of fields side by side in one tree)
+     * share one select of the block and keep their addresses a constant apart. */
+    const ir_stmt *ch = s->arg[0];
+    int slot = ch && ch->op == IR_SN_CHILD && ch->field < f->task->nfields ? ch->field : s->field;
+    int32_t lsid = cg_snode_id(f, slot, f->task->fields[slot].nlevels - 1);
     if (lsid < 0)
         return NULL;
-    LLVMValueRef bg = cg_rt_load(f, s->field, CG_AT_SNODE, lsid,
+    LLVMValueRef bg = cg_rt_load(f, slot, CG_AT_SNODE, lsid,
                                  offsetof(plm_rt_snode, bg_container), f->t_ptr);
     return LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), bg, c, "rd.base");
 }

@@ -4,7 +4,10 @@
  * and eager when the optimizer fuses kernels over different members. */
 #include "engine_test.h"
 
+#include <dirent.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static eng_field_desc desc_of(const char *name, eng_type type, const char *layout, float bg)
 {
@@ -255,6 +258,73 @@ static void test_fused_advection(int aos)
     CHECK_NEAR(e[k], want, 1e-5);
 }
 
+/* In dir (PLUME_IR_DUMP), the selects of a background block ("rd.base") in the LLVM module of
+ * the task whose name has a '+' (fused: 1) or not (0); -1 when there is no such task. */
+static int bg_selects(const char *dir, int fused)
+{
+    DIR *d = opendir(dir);
+    int count = -1;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".ir") != 0)
+            continue;
+        char path[1024], line[256] = "";
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f || !fgets(line, sizeof line, f) || strncmp(line, "# task adv", 10) != 0 ||
+            (strchr(line, '+') != NULL) != fused) {
+            if (f)
+                fclose(f);
+            continue;
+        }
+        fclose(f);
+        snprintf(path + strlen(path) - 3, 8, ".ll");
+        if (!(f = fopen(path, "r")))
+            continue;
+        count = 0;
+        while (fgets(line, sizeof line, f))
+            if (strstr(line, "%rd.base") && strstr(line, "= select"))
+                count++;
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return count;
+}
+
+/* The fused samples of members side by side in one tree take the background block (read in
+ * place of an inactive block) once per corner for all of them: the fused task's LLVM has no
+ * more such selects than one member's task alone (it had one per member and corner when each
+ * member's read took its own slot's block: engine/codegen/cached_read.c, read_base). */
+static void test_shared_background(void)
+{
+    char dir[] = "/tmp/plume-test-groups-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "mkdtemp failed\n");
+        check_failures++;
+        return;
+    }
+    setenv("PLUME_IR_DUMP", dir, 1);
+    setenv("PLUME_IR_DUMP_LLVM", "1", 1);
+    setenv("PLUME_KERNEL_CACHE", "off", 1);
+    enum { N = 16 * 8 * 3 * 2 };
+    static float out[N];
+    uint64_t fused = 0;
+    run_adv(1, 1, out, N, &fused);
+    run_adv(0, 1, out, N, &fused);
+    unsetenv("PLUME_IR_DUMP");
+    unsetenv("PLUME_IR_DUMP_LLVM");
+    unsetenv("PLUME_KERNEL_CACHE");
+    int one = bg_selects(dir, 0), both = bg_selects(dir, 1);
+    CHECK(one > 0 && both > 0);
+    CHECK(both <= one);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
 /* A read of one member at a computed voxel after the task wrote that voxel of it (through
  * another index expression, equal at run time), while another member of the tree was read
  * there first: the read sees the written value. The members share their lookups, so
@@ -360,6 +430,7 @@ int main(void)
     test_read_after_write();
     test_stencil(0);
     test_stencil(1);
+    test_shared_background();
     if (check_failures)
         fprintf(stderr, "%d checks failed\n", check_failures);
     return check_failures ? 1 : 0;
