@@ -99,6 +99,10 @@ int eng_resolve_codes(eng_context *ctx, const sfg_batch *batch, eng_code **codes
  * exec_cuda.c): on the launch thread, or on the context's thread once that one is idle. */
 int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
                       const unsigned char *fresh);
+/* Only the compiling part: what a batch dropped after a failure still does, so that the code
+ * entries made for it (found by later batches as not fresh) hold code. */
+int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                         const unsigned char *fresh);
 sfg_executor_fn eng_executor(const eng_context *ctx);
 /* The code cache's entry for a task with code (serial, range_for, struct_for): found, or made
  * with the task lowered for code generation (*fresh = 1: the caller compiles it). */

@@ -266,12 +266,11 @@ static void profile_task(eng_context *ctx, const sfg_exec_task *t, const eng_cod
     }
 }
 
-int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
-                      const unsigned char *fresh)
+int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                         const unsigned char *fresh)
 {
     if (ctx->cuda)
-        return eng_exec_resolved_cuda(ctx, batch, codes, fresh);
-    const sfg_exec_task *tasks = batch->tasks;
+        return eng_compile_cuda(ctx, batch, codes, fresh);
     uint32_t n = batch->n_tasks;
     jit_task **pending = calloc(n ? n : 1, sizeof *pending);
     int npending = 0, rc = ENG_OK;
@@ -280,11 +279,22 @@ int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const 
     /* Everything new in the batch compiles at once, on all compile threads. */
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
         if (fresh[i])
-            rc = submit_code(ctx, &tasks[i], codes[i], pending, &npending);
+            rc = submit_code(ctx, &batch->tasks[i], codes[i], pending, &npending);
     char err[512];
     if (npending && jit_wait_all(pending, npending, err, sizeof err) != 0 && rc == ENG_OK)
         rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
     free(pending);
+    return rc;
+}
+
+int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                      const unsigned char *fresh)
+{
+    if (ctx->cuda)
+        return eng_exec_resolved_cuda(ctx, batch, codes, fresh);
+    const sfg_exec_task *tasks = batch->tasks;
+    uint32_t n = batch->n_tasks;
+    int rc = eng_compile_resolved(ctx, batch, codes, fresh);
     double t0 = now_s();
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
         if (codes[i] && !codes[i]->fn[0]) {
@@ -331,6 +341,19 @@ int eng_resolve_codes(eng_context *ctx, const sfg_batch *batch, eng_code **codes
     return rc;
 }
 
+/* A batch that will not run (an earlier one failed, or finding its code did) still compiles
+ * the code entries made for it, which later batches find made and do not compile; what that
+ * reports does not replace the error the caller is about to get. */
+static void compile_dropped(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
+                            const unsigned char *fresh)
+{
+    char *saved = eng_thread_err;
+    char scratch[ENG_ERR_SIZE];
+    eng_thread_err = scratch;
+    eng_compile_resolved(ctx, batch, codes, fresh);
+    eng_thread_err = saved;
+}
+
 int eng_exec_batch(void *ud, const sfg_batch *batch)
 {
     eng_context *ctx = ud;
@@ -349,6 +372,8 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
         rc = eng_launcher_submit(ctx, batch, codes, fresh);
     else if (rc == ENG_OK && (rc = eng_launcher_drain(ctx)) == ENG_OK)
         rc = eng_exec_resolved(ctx, batch, codes, fresh);
+    else
+        compile_dropped(ctx, batch, codes, fresh);
     free(codes);
     free(fresh);
     if (rc)

@@ -87,8 +87,8 @@ static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
 }
 
 /* Compiles and loads the tasks whose code entries are new (fresh[i]); codes[i] is task i's. */
-static int compile_batch(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
-                         const unsigned char *fresh_in)
+int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng_code *const *codes,
+                     const unsigned char *fresh_in)
 {
     eng_cuda *cu = ctx->cuda;
     uint32_t n = batch->n_tasks, njobs = 0;
@@ -494,7 +494,7 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
     if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
                    sizeof msg) != 0)
         return eng_fail(ctx, ENG_EINTERNAL, "%s", msg);
-    int rc = compile_batch(ctx, batch, codes, fresh);
+    int rc = eng_compile_cuda(ctx, batch, codes, fresh);
     size_t pbytes = 0;
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
         if (codes[i])

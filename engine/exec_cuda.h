@@ -55,6 +55,9 @@ int eng_cuda_rt_kernels_ptx(int sm, char **ptx, char *msg, size_t msg_size);
 struct eng_code;
 int eng_exec_resolved_cuda(struct eng_context *ctx, const struct sfg_batch *batch,
                            struct eng_code *const *codes, const unsigned char *fresh);
+/* Its compiling part alone (the device's context must be current on this thread). */
+int eng_compile_cuda(struct eng_context *ctx, const struct sfg_batch *batch,
+                     struct eng_code *const *codes, const unsigned char *fresh);
 
 typedef struct eng_cuda_stats {
     double kernel_s;           /* GPU time of batches, from CUDA events */

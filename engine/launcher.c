@@ -15,6 +15,7 @@ typedef struct launch_job {
     eng_code **codes;
     unsigned char *fresh;
     char *bytes;
+    int dropped; /* flushed while an earlier failure was being reported: compile only */
 } launch_job;
 
 struct eng_launcher {
@@ -61,10 +62,15 @@ static void *launch_main(void *arg)
         L->head = j->next;
         if (!L->head)
             L->tail = NULL;
-        int skip = L->rc != 0; /* after a failure nothing runs until the host has heard */
+        /* after a failure nothing runs until the host has heard */
+        int skip = L->rc != 0 || j->dropped;
         L->busy = 1;
         pthread_mutex_unlock(&L->lock);
-        int rc = skip ? 0 : eng_exec_resolved(L->ctx, &j->batch, j->codes, j->fresh);
+        int rc = 0;
+        if (!skip)
+            rc = eng_exec_resolved(L->ctx, &j->batch, j->codes, j->fresh);
+        else /* dropped, but its new code entries must not stay empty for later batches */
+            eng_compile_resolved(L->ctx, &j->batch, j->codes, j->fresh);
         job_free(j);
         pthread_mutex_lock(&L->lock);
         if (rc && !L->rc) {
@@ -166,15 +172,13 @@ int eng_launcher_submit(eng_context *ctx, const sfg_batch *batch, eng_code *cons
     eng_launcher *L = start(ctx);
     if (!L)
         return eng_fail(ctx, ENG_EINTERNAL, "cannot start the launch thread");
-    pthread_mutex_lock(&L->lock);
-    int rc = take_error(L);
-    pthread_mutex_unlock(&L->lock);
-    if (rc)
-        return rc;
     launch_job *j = copy_batch(batch, codes, fresh);
     if (!j)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     pthread_mutex_lock(&L->lock);
+    /* an earlier batch failed: this one is dropped, after compiling what is new in it */
+    int rc = take_error(L);
+    j->dropped = rc != 0;
     if (L->tail)
         L->tail->next = j;
     else
@@ -182,6 +186,8 @@ int eng_launcher_submit(eng_context *ctx, const sfg_batch *batch, eng_code *cons
     L->tail = j;
     pthread_cond_signal(&L->work);
     pthread_mutex_unlock(&L->lock);
+    if (rc)
+        return rc;
     ctx->stats.batches_async++;
     return ENG_OK;
 }

@@ -13,9 +13,9 @@
  * destruction).
  *
  * Errors. A batch that fails on the launch thread keeps its message (eng_fail writes to the
- * launch thread's own buffer there); the batches queued after it are dropped; the next drain
- * or submit on the context's thread (the next flush or sync) returns the error code and puts
- * the message in the context's error, once.
+ * launch thread's own buffer there); the batches queued after it are dropped (only their new
+ * code is compiled); the next drain or submit on the context's thread (the next flush or sync)
+ * returns the error code and puts the message in the context's error, once.
  *
  * Threads: every function here on the context's thread only. */
 #ifndef PLUME_ENGINE_LAUNCHER_H
@@ -28,7 +28,9 @@ typedef struct eng_launcher eng_launcher;
 
 /* Hands the batch to the launch thread (started on first use). codes[i]: task i's code entry
  * or NULL (runtime tasks); fresh[i]: 1 where the entry still has to be compiled. Copies what
- * it needs; ENG_OK, or the error of an earlier batch (ctx->err set; this one is dropped). */
+ * it needs; ENG_OK, or the error of an earlier batch (ctx->err set). A batch dropped because
+ * of an earlier failure still has its new code entries compiled there (later batches find
+ * them made and do not compile them). */
 int eng_launcher_submit(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
                         const unsigned char *fresh);
 

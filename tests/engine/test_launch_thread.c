@@ -5,7 +5,8 @@
  *    without the thread, and every batch but the synced last one went to the thread.
  *  - Errors: a kernel that overruns the memory budget, flushed; then a kernel that marks a
  *    field, flushed. The sync reports the budget error (code and message), and the mark never
- *    ran: batches queued behind a failed one are dropped. */
+ *    ran: batches queued behind a failed one are dropped. Once memory is freed, the mark runs
+ *    when launched again. */
 #include "engine_test.h"
 
 static const char *src =
@@ -106,6 +107,12 @@ static void test_error(void)
     CHECK(eng_sync(ctx) == ENG_OK);
     int32_t z[3] = {0, 0, 0};
     CHECK(eng_field_read(g, z, 0) == 0.0f);
+    /* the dropped kernel runs when launched again (g's tree has room): its code was made
+     * although its batch was dropped (a later batch finds the entry made and would not
+     * compile it) */
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "mark"), a, 1));
+    CHECK_OK(ctx, eng_sync(ctx));
+    CHECK(eng_field_read(g, z, 0) == 1.0f);
     eng_destroy(ctx);
 }
 
