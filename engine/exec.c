@@ -26,9 +26,9 @@ static double now_s(void)
 /* PLUME_IR_DUMP=dir: each task's IR as code generation gets it, in dir/<hash>.ir, for a kernel
  * author asking what the optimizer made of a fused or demoted task; PLUME_IR_DUMP_ASM=1 adds
  * the host assembly of its optimized module in dir/<hash>.s (a second compile),
- * PLUME_IR_DUMP_LLVM=1 that module's LLVM IR in dir/<hash>.ll, and PLUME_IR_DUMP_PTX=1 its
- * PTX in dir/<hash>.ptx (sm_80, the runtime linked in: what a GPU
- * would compile, for timing ptxas on a machine without one). Best effort. */
+ * PLUME_IR_DUMP_LLVM=1 that module's LLVM IR in dir/<hash>.ll, and PLUME_IR_DUMP_PTX=1 its PTX
+ * in dir/<hash>.ptx (sm_80, the runtime linked in: what a GPU would compile, for timing ptxas
+ * on a machine without one). Best effort. */
 static int env_on(const char *name)
 {
     const char *v = getenv(name);
