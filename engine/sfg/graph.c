@@ -117,12 +117,17 @@ static int insert(sfg_graph *g, uint32_t i) {
     const sfg_task_meta *m = g->node[i].meta;
     for (uint32_t k = 0; k < m->n_access; k++) {
         const sfg_access *a = &m->access[k];
-        uint32_t si;
-        int rc = state_index(g, a->state, &si);
-        if (rc)
-            return rc;
-        sfg_state_rec *st = &g->st[si];
         sfg_slot *sl = &g->node[i].slot[k];
+        uint32_t si;
+        int rc = SFG_OK;
+        if (sl->rec) {
+            si = sl->rec - 1;
+        } else {
+            if ((rc = state_index(g, a->state, &si)))
+                return rc;
+            sl->rec = si + 1;
+        }
+        sfg_state_rec *st = &g->st[si];
         sl->in_ver = st->version;
         sl->in_owner = st->owner;
         sl->n_readers = 0;

@@ -64,7 +64,8 @@ typedef struct sfg_slot {
     uint32_t in_owner;    /* node that produced in_ver (0: the initial node) */
     uint32_t n_readers;   /* WRITE: tasks that read out_ver */
     uint32_t next_writer; /* WRITE: the task that replaces out_ver, or SFG_NONE */
-    uint32_t pad_;
+    uint32_t rec;         /* the access's state record + 1 (0: not looked up yet): records are
+                           * never removed, and a graph is rebuilt many times per flush */
 } sfg_slot;
 
 typedef struct sfg_node {
