@@ -180,15 +180,20 @@ static int build_succ(sfg_graph *g) {
                     sizeof *g->succ_start) ||
         sfg_reserve((void **)&g->succ, &g->cap_succ, g->n_edge ? g->n_edge : 1, sizeof *g->succ))
         return SFG_ENOMEM;
-    uint32_t *start = g->succ_start;
+    uint32_t *start = g->succ_start, fp = g->first_pending;
     memset(start, 0, (size_t)(g->n_node + 1) * sizeof *start);
+    /* Only pending tasks get lists (fusion's reachability reads no others): the initial node
+     * and other survivors own most states at a flush's start, and their long lists were
+     * sorted at every rebuild for nothing. */
     for (uint32_t e = 0; e < g->n_edge; e++)
-        start[g->edge[e].from + 1]++;
+        if (g->edge[e].from >= fp)
+            start[g->edge[e].from + 1]++;
     for (uint32_t i = 0; i < g->n_node; i++)
         start[i + 1] += start[i];
     /* fill using start[i] as a cursor, then shift back */
     for (uint32_t e = 0; e < g->n_edge; e++)
-        g->succ[start[g->edge[e].from]++] = g->edge[e].to;
+        if (g->edge[e].from >= fp)
+            g->succ[start[g->edge[e].from]++] = g->edge[e].to;
     for (uint32_t i = g->n_node; i > 0; i--)
         start[i] = start[i - 1];
     start[0] = 0;

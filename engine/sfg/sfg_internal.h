@@ -108,7 +108,8 @@ typedef struct sfg_graph {
     uint32_t n_rd, cap_rd;
     sfg_gedge *edge;
     uint32_t n_edge, cap_edge;
-    /* successors of each node, deduplicated, sorted (CSR over node indices) */
+    /* successors of each pending node, deduplicated, sorted (CSR over node indices; a
+     * survivor's list is empty: nothing reads those) */
     uint32_t *succ_start, *succ;
     uint32_t cap_succ_start, cap_succ;
     uint64_t next_serial;
