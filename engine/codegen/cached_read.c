@@ -37,6 +37,9 @@
 #include "engine/codegen/cg_internal.h"
 #include "sparse/runtime/runtime.h"
 
+/* The widest spread of a group's deltas along one axis whose table terms are made once. */
+#define CREAD_TAB_SPAN 4
+
 typedef struct cread_site {
     const ir_stmt *child;                      /* the leaf container (sn_child of the leaf) */
     const ir_stmt *chain[3 * IR_MAX_LEVELS];   /* sn_root ... the leaf's sn_child */
@@ -88,6 +91,11 @@ typedef struct cread_group {
     int tab;
     LLVMValueRef tab_ok, u[IR_MAX_DIM];
     const ir_block *tab_blk;
+    /* Made with tab_ok, per axis and member delta d (dmin + j): the member's term of the
+     * table index and of its cell index. The 8 corners of a trilinear sample then share 6
+     * shift-and-mask pairs instead of making 24 on their own paths, where no one dominates the
+     * next and so nothing was shared. NULL where the deltas span more than CREAD_TAB_SPAN. */
+    LLVMValueRef tab_idx[IR_MAX_DIM][CREAD_TAB_SPAN], tab_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
 } cread_group;
 
 struct cg_cread {
@@ -981,6 +989,22 @@ static LLVMValueRef slow_place(cg_fn *f, LLVMValueRef c, LLVMValueRef i)
                            LLVMConstPointerNull(f->t_ptr), "rd.inrange");
 }
 
+/* Axis a's terms of a table read at delta d from u (the base less the entry's first voxel):
+ * of the table index, (block offset + 1) * stride, and of the cell index, the position in the
+ * block shifted into place. */
+static void table_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int ish, long long stride,
+                        LLVMValueRef *idx, LLVMValueRef *cell)
+{
+    LLVMValueRef v = LLVMBuildTrunc(
+        f->b, LLVMBuildAdd(f->b, u, LLVMConstInt(f->t_i64, (unsigned long long)(long long)d, 1), ""),
+        f->t_i32, "");
+    LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, c32(f, bits), ""), c32(f, 1), "");
+    *idx = LLVMBuildMul(f->b, LLVMBuildZExt(f->b, nb, f->t_i64, ""),
+                        LLVMConstInt(f->t_i64, (unsigned long long)stride, 0), "rd.ti");
+    LLVMValueRef p = LLVMBuildAnd(f->b, v, c32(f, (1ll << bits) - 1), "");
+    *cell = LLVMBuildShl(f->b, p, c32(f, ish), "rd.tc");
+}
+
 /* The place (container, cell) of a direct read of a table group: its block from the table
  * where the group lies among the entry's neighbours, through its own cache elsewhere. */
 static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt *s,
@@ -1008,22 +1032,36 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
         }
         g->tab_ok = ok;
         g->tab_blk = s->parent;
+        long long stride = 1;
+        for (int a = dim - 1; a >= 0; a--) {
+            int span = g->dmax[a] - g->dmin[a] + 1;
+            for (int j = 0; j < CREAD_TAB_SPAN; j++)
+                g->tab_idx[a][j] = g->tab_cell[a][j] = NULL;
+            for (int j = 0; span <= CREAD_TAB_SPAN && j < span; j++)
+                table_terms(f, g->u[a], g->dmin[a] + j, lg.bits[a], lg.ish[a], stride,
+                            &g->tab_idx[a][j], &g->tab_cell[a][j]);
+            stride *= 3;
+        }
     }
     LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.tab");
     LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.far");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
     likely_first(f, LLVMBuildCondBr(f->b, g->tab_ok, tb, slow));
     LLVMPositionBuilderAtEnd(f->b, tb);
-    LLVMValueRef index = LLVMConstInt(f->t_i64, 0, 0), cell = c32(f, 0);
-    for (int a = 0; a < dim; a++) {
-        LLVMValueRef v = LLVMBuildTrunc(
-            f->b, LLVMBuildAdd(f->b, g->u[a], LLVMConstInt(f->t_i64, (unsigned long long)(long long)site->delta[a], 1), ""),
-            f->t_i32, "");
-        LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, c32(f, lg.bits[a]), ""), c32(f, 1), "");
-        index = LLVMBuildAdd(f->b, LLVMBuildMul(f->b, index, LLVMConstInt(f->t_i64, 3, 0), ""),
-                             LLVMBuildZExt(f->b, nb, f->t_i64, ""), "");
-        LLVMValueRef p = LLVMBuildAnd(f->b, v, c32(f, (1ll << lg.bits[a]) - 1), "");
-        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, c32(f, lg.ish[a]), ""), "");
+    LLVMValueRef index = NULL, cell = NULL;
+    long long stride = 1;
+    for (int a = dim - 1; a >= 0; a--) {
+        int j = site->delta[a] - g->dmin[a];
+        LLVMValueRef ti, tc;
+        if (j >= 0 && j < CREAD_TAB_SPAN && g->tab_idx[a][j]) {
+            ti = g->tab_idx[a][j];
+            tc = g->tab_cell[a][j];
+        } else {
+            table_terms(f, g->u[a], site->delta[a], lg.bits[a], lg.ish[a], stride, &ti, &tc);
+        }
+        index = index ? LLVMBuildAdd(f->b, index, ti, "") : ti;
+        cell = cell ? LLVMBuildOr(f->b, cell, tc, "") : tc;
+        stride *= 3;
     }
     LLVMValueRef c = LLVMBuildLoad2(f->b, f->t_ptr,
                                     LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &index, 1, ""), "rd.nbk");
