@@ -62,6 +62,7 @@ typedef struct cread_site {
      * (engine_kernels_sparse, test_read_after_write). */
     LLVMValueRef place_c, place_cell;
     const ir_block *place_blk;
+    int place_bg; /* place_c is never NULL: the background block where inactive (table_bg) */
 } cread_site;
 
 /* Reads of one slot at a common base plus constants (the 8 corners of a trilinear sample,
@@ -118,6 +119,11 @@ struct cg_cread {
     LLVMValueRef ent[IR_MAX_DIM];
     int have_ent;
     LLVMValueRef table[64];
+    /* The slot's table holds the leaf's block of background values in place of NULL (an
+     * inactive block or one out of range), so that a read from the table needs no select: only
+     * where no direct read of the task is `stored`, since a store must see NULL there, and a
+     * site's place (which reads of other fields take as it is) may come from the table. */
+    uint8_t table_bg[64];
 };
 
 /* ---- recognition ---- */
@@ -901,12 +907,24 @@ static int fill_table(cg_fn *f, int slot, LLVMValueRef coord[])
         return -1;
     if (!cr->table[slot])
         cr->table[slot] = cg_entry_alloca(f, LLVMArrayType(f->t_ptr, (unsigned)n), "rd.table");
+    LLVMValueRef bg = NULL;
+    cr->table_bg[slot] = 0;
+    if (cr->stored.used == 0) {
+        int32_t lsid = cg_snode_id(f, slot, f->task->fields[slot].nlevels - 1);
+        if (lsid >= 0) {
+            bg = cg_rt_load(f, slot, CG_AT_SNODE, lsid, offsetof(plm_rt_snode, bg_container),
+                            f->t_ptr);
+            cr->table_bg[slot] = 1;
+        }
+    }
     for (int k = 0; k < n; k++) {
         LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx};
         for (int a = dim - 1, r = k; a >= 0; a--, r /= 3)
             args[1 + a] = LLVMBuildAdd(f->b, coord[a], c32(f, (long long)(r % 3 - 1) * (1ll << lg.bits[a])), "");
         LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
                                         cr->helper[slot], args, (unsigned)(1 + dim), "rd.nb");
+        if (bg)
+            c = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), bg, c, "rd.nbg");
         LLVMValueRef at = LLVMConstInt(f->t_i64, (unsigned long long)k, 0);
         LLVMBuildStore(f->b, c, LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &at, 1, ""));
     }
@@ -1065,7 +1083,9 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
     }
     LLVMValueRef c = LLVMBuildLoad2(f->b, f->t_ptr,
                                     LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &index, 1, ""), "rd.nbk");
-    LLVMValueRef tab_at = place_elem(f, s, c, cell);
+    int bg = cr->table_bg[slot] && bg_readable(cr, s);
+    LLVMValueRef tab_at = bg ? cg_dense_elem(f, s, c, LLVMBuildSExt(f->b, cell, f->t_i64, ""), NULL)
+                             : place_elem(f, s, c, cell);
     if (!tab_at)
         return -1;
     LLVMBasicBlockRef tab_end = LLVMGetInsertBlock(f->b);
@@ -1083,9 +1103,14 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
         return -1;
     oc = slow_place(f, oc, i);
     i = slow_cell(f, i);
-    LLVMValueRef slow_at = place_elem(f, s, oc, i);
+    /* with the table's background blocks, the place is never NULL on this path either */
+    if (bg && !(oc = read_base(f, s, oc)))
+        return -1;
+    LLVMValueRef slow_at = bg ? cg_dense_elem(f, s, oc, LLVMBuildSExt(f->b, i, f->t_i64, ""), NULL)
+                              : place_elem(f, s, oc, i);
     if (!slow_at)
         return -1;
+    site->place_bg = bg;
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, done);
@@ -1132,8 +1157,12 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         cg_fail(f, "out of memory");
         return NULL;
     }
-    if (site->place_c && encloses(site->place_blk, s))
+    if (site->place_c && encloses(site->place_blk, s)) {
+        if (site->place_bg && bg_readable(cr, s))
+            return cg_dense_elem(f, s, site->place_c,
+                                 LLVMBuildSExt(f->b, site->place_cell, f->t_i64, ""), NULL);
         return place_elem(f, s, site->place_c, site->place_cell);
+    }
     cread_group *g = &cr->group[site->group - 1];
     const ir_task *t = f->task;
     const ir_field_info *fi = &t->fields[g->slot];
@@ -1152,6 +1181,7 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         bkey[a] = leaf_key(f, g->slot, lsid, a, bx[a]);
     }
     LLVMValueRef pc = NULL, pcell = NULL, pat = NULL;
+    site->place_bg = 0;
     if (cr->have_ent && g->tab > 0) {
         if (table_place(f, site, g, s, lsid, bx, &pc, &pcell, &pat) != 0)
             return NULL;
