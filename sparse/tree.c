@@ -2,6 +2,7 @@
  * generation spread over threads. */
 #define _GNU_SOURCE
 #include "sparse/tree.h"
+#include "sparse/walk.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -344,21 +345,33 @@ int plm_tree_block_at(plm_tree *t, int field, int64_t i, int32_t origin[3], floa
     return 0;
 }
 
+typedef struct block_walk {
+    plm_tree *t;
+    int field, top; /* top: the blocks are the root's own cell (coord_offset not yet added) */
+    plm_block_fn fn;
+    void *user;
+} block_walk;
+
+static int block_visit(void *user, const plm_rt_elem *e)
+{
+    block_walk *w = user;
+    const plm_rt_field *f = &w->t->rt->fields[w->field];
+    const plm_rt_snode *leaf = &w->t->rt->snodes[f->snode];
+    int32_t origin[3];
+    for (int a = 0; a < 3; a++)
+        origin[a] = e->coord[a] + (w->top ? leaf->coord_offset[a] : 0);
+    return w->fn(w->user, origin, (float *)(e->cell + leaf->offset_in_parent + leaf->header_bytes + f->offset));
+}
+
 int plm_tree_foreach_block(plm_tree *t, int field, plm_block_fn fn, void *user)
 {
-    int64_t n = plm_tree_list_blocks(t, field, 1);
-    if (n < 0)
+    /* through the containers, not a list: a list needs arena memory, which after a budget
+     * error is spent, and this is how hosts clear fields to recover from one (walk.h) */
+    plm_block_shape shape;
+    if (plm_tree_block_shape(t, field, &shape) != 0)
         return -1;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t origin[3];
-        float *data;
-        if (plm_tree_block_at(t, field, i, origin, &data) != 0)
-            return -1;
-        int r = fn(user, origin, data);
-        if (r)
-            return r;
-    }
-    return 0;
+    block_walk w = {t, field, shape.snode == 0, fn, user};
+    return plm_rt_walk(t->rt, shape.snode, block_visit, &w);
 }
 
 void plm_tree_gc(plm_tree *t)

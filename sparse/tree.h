@@ -97,8 +97,10 @@ void plm_tree_deactivate_block(plm_tree *t, int field, int32_t x, int32_t y, int
  * valid until the next exclusive call. */
 int64_t plm_tree_list_blocks(plm_tree *t, int field, int nthreads);
 int plm_tree_block_at(plm_tree *t, int field, int64_t i, int32_t origin[3], float **data);
-/* Calls fn for each active block, in no particular order; stops early when fn returns nonzero
- * and returns that value; -1 on a runtime error. */
+/* Calls fn for each active block, in the order a serial list generation gives; stops early
+ * when fn returns nonzero and returns that value; -1 when the field has no blocks. Needs no
+ * memory (it walks the containers, no list: sparse/walk.h), so it works with the budget spent,
+ * which is when a host clears fields to recover. fn must not activate or deactivate. */
 typedef int (*plm_block_fn)(void *user, const int32_t origin[3], float *data);
 int plm_tree_foreach_block(plm_tree *t, int field, plm_block_fn fn, void *user);
 

@@ -20,6 +20,14 @@ static void check_budget_message(const char *msg, uint64_t budget)
     CHECK(needed > budget, "needed %llu should pass the budget", needed);
 }
 
+static int count_block(void *user, const int32_t origin[3], float *data)
+{
+    (void)origin;
+    (void)data;
+    ++*(int64_t *)user;
+    return 0;
+}
+
 static void test_serial(void)
 {
     plm_tree *t = NULL;
@@ -59,6 +67,11 @@ static void test_serial(void)
     int64_t n = plm_tree_list_blocks(t, 0, 2);
     CHECK(n == failed_at || (n == -1 && plm_tree_check_error(t, msg, sizeof msg) != 0),
           "listed %lld blocks, %d written", (long long)n, failed_at);
+    /* Visiting the blocks needs no list, so no memory: every written block is found. */
+    int64_t seen = 0;
+    CHECK(plm_tree_foreach_block(t, 0, count_block, &seen) == 0, "foreach after the error");
+    CHECK(seen == failed_at, "visited %lld blocks, %d written", (long long)seen, failed_at);
+    CHECK(plm_tree_check_error(t, msg, sizeof msg) == 0, "foreach made an error: %s", msg);
     /* Free everything and reuse the memory: no new error, bytes in use do not grow. */
     for (int k = 0; k < 4000; k++)
         plm_tree_deactivate_block(t, 0, (k % 40) * 64 - 1280, (k / 40 % 10) * 200 - 1000,
