@@ -22,6 +22,7 @@ static int pure(const ir_stmt *s)
     case IR_UNARY:
     case IR_BINARY:
     case IR_SELECT:
+    case IR_FMA:
     case IR_CAST:
     case IR_LOOP_INDEX:
     case IR_LOAD:

@@ -326,6 +326,13 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
             return -1;
         return put(f, s, LLVMBuildSelect(f->b, c, a, b, "sel"));
     }
+    case IR_FMA: {
+        LLVMValueRef v[3];
+        for (int i = 0; i < 3; i++)
+            if (!(v[i] = cg_val(f, s->arg[i])))
+                return -1;
+        return put(f, s, cg_intrinsic(f, "fma", LLVMTypeOf(v[0]), v, 3));
+    }
     case IR_CAST:
         if (!(a = cg_val(f, s->arg[0])))
             return -1;

@@ -88,7 +88,7 @@ static int packable(const ir_stmt *s)
         return ir_type_is_float(s->ty) &&
                (s->sub == IR_NEG || s->sub == IR_ABS || s->sub == IR_SQRT || s->sub == IR_FLOOR ||
                 s->sub == IR_CEIL || s->sub == IR_TRUNC);
-    case IR_SELECT: return ir_type_is_float(s->ty);
+    case IR_SELECT: case IR_FMA: return ir_type_is_float(s->ty);
     default: return 0;
     }
 }
@@ -509,6 +509,7 @@ static LLVMValueRef group_value(cg_fn *f, int gi, int n)
     case IR_BINARY: v = cg_emit_binary(f, s->sub, s->arg[0]->ty, a[0], a[1]); break;
     case IR_UNARY: v = cg_emit_unary(f, s->sub, s->ty, a[0]); break;
     case IR_SELECT: v = LLVMBuildSelect(f->b, a[0], a[1], a[2], "sel"); break;
+    case IR_FMA: v = cg_intrinsic(f, "fma", LLVMTypeOf(a[0]), a, 3); break;
     default: cg_fail(f, "lanes: %s", ir_op_name(s->op)); break;
     }
     f->lanes->g[gi].v = v;

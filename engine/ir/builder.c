@@ -103,6 +103,11 @@ ir_stmt *ir_select(ir_builder *b, ir_stmt *c, ir_stmt *x, ir_stmt *y)
     return ir_emit(b, mk(b, IR_SELECT, x ? x->ty : IR_VOID, 3, c, x, y));
 }
 
+ir_stmt *ir_fma(ir_builder *b, ir_stmt *x, ir_stmt *y, ir_stmt *z)
+{
+    return ir_emit(b, mk(b, IR_FMA, x ? x->ty : IR_VOID, 3, x, y, z));
+}
+
 ir_stmt *ir_cast(ir_builder *b, ir_type to, ir_stmt *a)
 {
     return ir_emit(b, mk(b, IR_CAST, to, 1, a, NULL, NULL));

@@ -72,7 +72,7 @@ const char *ir_snode_kind_name(int kind)
 
 static const char *const op_names[IR_OP_COUNT] = {
     [IR_CONST] = "const", [IR_ARG] = "arg", [IR_UNARY] = "unary", [IR_BINARY] = "binary",
-    [IR_SELECT] = "select", [IR_CAST] = "cast", [IR_ALLOCA] = "alloca", [IR_LOAD] = "load",
+    [IR_SELECT] = "select", [IR_CAST] = "cast", [IR_FMA] = "fma", [IR_ALLOCA] = "alloca", [IR_LOAD] = "load",
     [IR_STORE] = "store", [IR_GLOBAL_PTR] = "global_ptr", [IR_GTMP_PTR] = "gtmp_ptr",
     [IR_GLOBAL_LOAD] = "global_load", [IR_GLOBAL_STORE] = "global_store", [IR_ATOMIC] = "atomic",
     [IR_IS_ACTIVE] = "is_active", [IR_ACTIVATE] = "activate", [IR_DEACTIVATE] = "deactivate",

@@ -140,6 +140,8 @@ typedef enum ir_op {
     IR_BINARY,       /* ty; sub = ir_binop; arg[0], arg[1] (comparisons give bool) */
     IR_SELECT,       /* ty; arg[0] (bool) ? arg[1] : arg[2]; both sides already evaluated */
     IR_CAST,         /* ty; arg[0] converted (float->int truncates, int->bool is != 0) */
+    IR_FMA,          /* ty (f32 or f64); arg[0] * arg[1] + arg[2] rounded once (lerp: the
+                      * product and the sum of a blend in one step, same bits on CPU and GPU) */
     /* local variables: one scalar each, zero-initialized */
     IR_ALLOCA,       /* ty = ptr<T> */
     IR_LOAD,         /* ty = T; arg[0] an alloca */
@@ -451,6 +453,7 @@ ir_stmt *ir_arg(ir_builder *b, ir_type ty, uint32_t index);
 ir_stmt *ir_unary(ir_builder *b, int op, ir_stmt *a);
 ir_stmt *ir_binary(ir_builder *b, int op, ir_stmt *x, ir_stmt *y);
 ir_stmt *ir_select(ir_builder *b, ir_stmt *c, ir_stmt *x, ir_stmt *y);
+ir_stmt *ir_fma(ir_builder *b, ir_stmt *x, ir_stmt *y, ir_stmt *z); /* x * y + z */
 ir_stmt *ir_cast(ir_builder *b, ir_type to, ir_stmt *a);
 ir_stmt *ir_alloca(ir_builder *b, ir_type elem);
 ir_stmt *ir_load(ir_builder *b, ir_stmt *ptr);

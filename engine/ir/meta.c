@@ -43,7 +43,7 @@ static int index_only(const mctx *m, const ir_stmt *s, int depth)
         return 1;
     case IR_LOOP_INDEX:
         return m->loop && s->loop == m->loop;
-    case IR_UNARY: case IR_BINARY: case IR_CAST: case IR_SELECT:
+    case IR_UNARY: case IR_BINARY: case IR_CAST: case IR_SELECT: case IR_FMA:
         for (int i = 0; i < s->nargs; i++)
             if (!index_only(m, s->arg[i], depth + 1))
                 return 0;

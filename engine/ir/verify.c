@@ -54,7 +54,7 @@ static int arity(const ir_stmt *s, const ir_task *t)
     case IR_SN_LOOKUP: case IR_SN_FIELD_PTR: case IR_SN_IS_ACTIVE: case IR_SN_ACTIVATE:
     case IR_SN_DEACTIVATE:
         return 2;
-    case IR_SELECT:
+    case IR_SELECT: case IR_FMA:
         return 3;
     case IR_GLOBAL_PTR: case IR_IS_ACTIVE: case IR_ACTIVATE: case IR_DEACTIVATE: case IR_SN_INDEX:
         return s->field < t->nfields ? t->fields[s->field].dim : -1;
@@ -134,6 +134,12 @@ static int check_types(vctx *v, ir_stmt *s)
         if (a[1]->ty != s->ty || a[2]->ty != s->ty || !is_value_type(s->ty))
             return fail(v, s, "type mismatch: %s ? %s : %s", ir_type_name(s->ty),
                         ir_type_name(a[1]->ty), ir_type_name(a[2]->ty));
+        break;
+    case IR_FMA:
+        if (!ir_type_is_float(s->ty) || a[0]->ty != s->ty || a[1]->ty != s->ty ||
+            a[2]->ty != s->ty)
+            return fail(v, s, "fma of %s, %s, %s giving %s", ir_type_name(a[0]->ty),
+                        ir_type_name(a[1]->ty), ir_type_name(a[2]->ty), ir_type_name(s->ty));
         break;
     case IR_CAST:
         if (!is_value_type(s->ty) || !is_value_type(a[0]->ty))

@@ -140,9 +140,12 @@ int lw_builtin(lw *L, const pk_expr *e, lw_val *out)
     case PK_B_LERP:
         if (e->nargs != 3)
             break;
+        /* (b - a) * t + a with one rounding: blends sit on the dependent chain of every
+         * sample (a backtrace samples, then samples again where it lands), and a fused
+         * multiply-add is one step of latency where the product and the sum were two; the
+         * GPU computes the same bits */
         for (int i = 0; i < n; i++)
-            out->c[i] = bin(L, IR_ADD, a[0].c[i],
-                            bin(L, IR_MUL, bin(L, IR_SUB, a[1].c[i], a[0].c[i]), a[2].c[i]));
+            out->c[i] = ir_fma(&L->b, bin(L, IR_SUB, a[1].c[i], a[0].c[i]), a[2].c[i], a[0].c[i]);
         return 0;
     case PK_B_DOT:
         if (e->nargs != 2)

@@ -81,6 +81,7 @@ static int kind_of(const ir_stmt *s)
 {
     switch (s->op) {
     case IR_CONST: case IR_ARG: case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST:
+    case IR_FMA:
     case IR_GTMP_PTR: case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD: case IR_SN_INDEX:
         return K_PURE;
     case IR_IS_ACTIVE: case IR_SN_IS_ACTIVE: case IR_GLOBAL_PTR:

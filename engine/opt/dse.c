@@ -39,6 +39,7 @@ static int transparent(const ir_stmt *s)
 {
     switch (s->op) {
     case IR_CONST: case IR_ARG: case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST:
+    case IR_FMA:
     case IR_ALLOCA: case IR_LOAD: case IR_STORE: case IR_GLOBAL_PTR: case IR_GTMP_PTR:
     case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD: case IR_SN_INDEX: case IR_SN_LOOKUP:
     case IR_SN_FIELD_PTR: case IR_ACTIVATE: case IR_SN_ACTIVATE:

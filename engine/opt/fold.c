@@ -295,6 +295,15 @@ static int fold_one(ir_stmt *s)
             return 0;
         r = val_of(s->arg[0]->ival ? s->arg[1] : s->arg[2]);
         break;
+    case IR_FMA:
+        /* one rounding, as the code's llvm.fma gives it */
+        if (!opt_is_const(s->arg[0]) || !opt_is_const(s->arg[1]) || !opt_is_const(s->arg[2]))
+            return 0;
+        r.i = 0;
+        r.f = s->ty == IR_F32 ? (double)fmaf((float)s->arg[0]->fval, (float)s->arg[1]->fval,
+                                             (float)s->arg[2]->fval)
+                              : fma(s->arg[0]->fval, s->arg[1]->fval, s->arg[2]->fval);
+        break;
     default:
         return 0;
     }

@@ -34,6 +34,7 @@ int opt_is_pure(const ir_stmt *s)
 {
     switch (s->op) {
     case IR_CONST: case IR_ARG: case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST:
+    case IR_FMA:
     case IR_ALLOCA: case IR_LOAD: case IR_GLOBAL_PTR: case IR_GTMP_PTR: case IR_GLOBAL_LOAD:
     case IR_IS_ACTIVE: case IR_LOOP_INDEX: case IR_SN_ROOT: case IR_SN_CHILD: case IR_SN_INDEX:
     case IR_SN_IS_ACTIVE:

@@ -60,7 +60,7 @@ int off_remat(off_ctx *o, const ir_stmt *s, int depth)
     case IR_CONST: case IR_ARG:
         ok = 1;
         break;
-    case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST: case IR_GLOBAL_PTR:
+    case IR_UNARY: case IR_BINARY: case IR_SELECT: case IR_CAST: case IR_FMA: case IR_GLOBAL_PTR:
         ok = 1;
         for (int i = 0; i < s->nargs && ok; i++)
             ok = off_remat(o, s->arg[i], depth + 1);

@@ -120,6 +120,42 @@ static void test_float_builtins(void)
     }
 }
 
+/* lerp(a, b, t) is (b - a) * t + a rounded once (docs/language.md): bit for bit fmaf in C,
+ * which for these inputs differs from rounding the product first in some elements (the
+ * check that the two ways can be told apart here). */
+static void test_lerp_rounding(void)
+{
+    eng_field *o = et_field(ctx, "lr", 1, ENG_F32, 0.0f);
+    eng_field *v = et_field(ctx, "lrv", 1, ENG_VEC3, 0.0f);
+    eng_program *p = et_compile(ctx,
+        "kernel lr(field<f32, 1> o, field<vec3, 1> v) {\n"
+        "    for (i in 0 .. 200) {\n"
+        "        f32 a = 1.0 + f32(i) * 0.013;\n"
+        "        f32 b = 3.0 - f32(i) * 0.007;\n"
+        "        f32 t = f32(i) * 0.0031 + 0.1;\n"
+        "        o[i] = lerp(a, b, t);\n"
+        "        v[i] = lerp(vec3(a, b, t), vec3(b, t, a), t);\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[2] = {et_f(o), et_f(v)};
+    if (et_run(ctx, p, "lr", args, 2))
+        return;
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        /* volatile products: a C compiler allowed to contract must not fuse these */
+        volatile float pa = (float)i * 0.013f, pb = (float)i * 0.007f, pt = (float)i * 0.0031f;
+        float a = 1.0f + pa, b = 3.0f - pb, t = pt + 0.1f;
+        float want = fmaf(b - a, t, a);
+        volatile float prod = (b - a) * t; /* rounded on its own */
+        differ += prod + a != want;
+        CHECK(et_at(o, i, 0, 0, 0) == want);
+        CHECK(et_at(v, i, 0, 0, 0) == want);
+        CHECK(et_at(v, i, 0, 0, 1) == fmaf(t - b, t, b));
+        CHECK(et_at(v, i, 0, 0, 2) == fmaf(a - t, t, t));
+    }
+    CHECK(differ > 0);
+}
+
 static void test_vectors(void)
 {
     eng_field *s = et_field(ctx, "vs", 1, ENG_F32, 0.0f);
@@ -306,6 +342,7 @@ int main(void)
     test_fill();
     test_ints();
     test_float_builtins();
+    test_lerp_rounding();
     test_vectors();
     test_control();
     test_short_circuit();
