@@ -489,12 +489,16 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     f->fast = NULL;
     if (!ok)
         return -1;
-    /* LLVM's own limit leaves bodies of a few dozen statements rolled (the smoother's 8 cells
-     * with their colour test and six neighbours); unrolled, each cell's neighbour blocks and
-     * the colour test's parity are constants. The default scene's smoother ran 13% faster, its
-     * residual 10%; past FAST_UNROLL_MAX statements (the advection bodies are thousands) the
-     * gain did not pay for the longer compile. */
-    int small = count_stmts(loop->body) <= FAST_UNROLL_MAX;
+    /* A stencil along the innermost axis (f[I +- e_z]) tests per cell which block the
+     * neighbour lies in; unrolled, each cell's test is a constant. LLVM's own limit leaves
+     * bodies of a few dozen statements rolled (the smoother's 8 cells with their colour test
+     * and six neighbours). Unrolled, the default scene's smoother ran 13% faster, its residual
+     * 10%; past FAST_UNROLL_MAX statements (the advection bodies are thousands), and for loops
+     * without such a neighbour, the gain did not pay for the longer compile. */
+    int stencil = 0;
+    for (int i = 0; i < fast->nacc; i++)
+        stencil |= fast->acc[i].c[dim - 1] != 0;
+    int small = stencil && count_stmts(loop->body) <= FAST_UNROLL_MAX;
     for (int a = dim - 1; a >= 0; a--) {
         LLVMValueRef br = loop_close(f, &c[a]);
         if (a == dim - 1 && small)
