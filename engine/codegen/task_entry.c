@@ -446,8 +446,9 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
 
 /* The fast copy's cells of a dense leaf: one loop per axis, x outermost, so that what depends
  * only on the outer axes (which neighbour block a row reads from) is hoisted out of the inner
- * loop and the innermost loop (8 cells in the default layout) is short and constant: LLVM
- * unrolls it and the block-crossing tests fold away. The check (fast_struct.c) has made sure
+ * loop and the innermost loop (8 cells in the default layout) is short and constant: unrolled
+ * (by LLVM's own measure, or asked for where the body is a stencil along that axis), its
+ * block-crossing tests fold away. The check (fast_struct.c) has made sure
  * cells are ordered x-major. Closes the entry loop ck. */
 static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef coord[],
                       counted *ck)
