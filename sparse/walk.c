@@ -11,18 +11,6 @@ typedef struct walk {
     void *user;
 } walk;
 
-/* A list entry for cell i of container-level snode s whose parent entry starts at base. */
-static void entry(plm_rt_elem *e, const plm_rt_snode *s, const int32_t base[3], uint8_t *cell,
-                  int32_t i)
-{
-    e->cell = cell;
-    e->index = i;
-    for (int a = 0; a < 3; a++) {
-        uint32_t cc = ((uint32_t)i >> s->index_shift[a]) & ((1u << s->axis_bits[a]) - 1u);
-        e->coord[a] = base[a] + (int32_t)(cc << s->axis_shift[a]);
-    }
-}
-
 static int visit(walk *w, int level, const plm_rt_elem *pe);
 
 /* The active cells of path[level] inside the cell pe of its parent. */
@@ -41,27 +29,18 @@ static int children(walk *w, int level, const plm_rt_elem *pe)
         for (int32_t i = 0; i < h->n && chunk; i++) {
             if (i > 0 && (i & (per - 1)) == 0 && !(chunk = *(uint8_t **)chunk))
                 break; /* a chunk that could not be made: its cells were never there */
-            entry(&e, s, base, chunk + 8 + (uint64_t)(i & (per - 1)) * s->cell_bytes, i);
+            rt_list_entry(&e, s, base, chunk + 8 + (uint64_t)(i & (per - 1)) * s->cell_bytes, i);
             int r = visit(w, level, &e);
             if (r)
                 return r;
         }
         return 0;
     }
-    uint8_t *data = c + s->header_bytes;
     for (int32_t i = 0; i < s->num_cells; i++) {
-        uint8_t *cell;
-        uint64_t at = (s->is_leaf && s->soa) ? 0 : (uint64_t)i * s->cell_bytes;
-        switch (s->kind) {
-        case PLM_RT_POINTER: cell = rt_pointer_slots(s, c)[i]; break;
-        case PLM_RT_BITMASKED:
-            cell = ((rt_bitmask_words(c)[i >> 5] >> (i & 31)) & 1u) ? data + at : NULL;
-            break;
-        default: cell = data + at; break;
-        }
+        uint8_t *cell = rt_active_cell(s, c, i);
         if (!cell)
             continue;
-        entry(&e, s, base, cell, i);
+        rt_list_entry(&e, s, base, cell, i);
         int r = visit(w, level, &e);
         if (r)
             return r;

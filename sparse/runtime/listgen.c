@@ -43,31 +43,11 @@ int32_t plm_rt_listgen_num_items(plm_runtime *rt, int32_t snode)
     return n > 0x7fffffff ? 0x7fffffff : (int32_t)n;
 }
 
-/* Content of cell i when active, else NULL. Dynamic cells are found by walking the chain once
- * per item, so they are handled by the caller. */
-static uint8_t *active_cell(const plm_rt_snode *s, uint8_t *c, int32_t i)
-{
-    uint8_t *data = c + s->header_bytes;
-    uint64_t at = (s->is_leaf && s->soa) ? 0 : (uint64_t)i * s->cell_bytes;
-    switch (s->kind) {
-    case PLM_RT_POINTER: return rt_pointer_slots(s, c)[i];
-    case PLM_RT_BITMASKED:
-        return ((rt_bitmask_words(c)[i >> 5] >> (i & 31)) & 1u) ? data + at : NULL;
-    default: return data + at;
-    }
-}
-
 static void put(plm_rt_elem *e, const plm_rt_snode *s, const int32_t base[3], uint8_t *cell,
                 int32_t i)
 {
-    if (!e)
-        return; /* its chunk could not be created: the error is recorded */
-    e->cell = cell;
-    e->index = i;
-    for (int a = 0; a < 3; a++) {
-        int32_t cc = (int32_t)(((uint32_t)i >> s->index_shift[a]) & ((1u << s->axis_bits[a]) - 1u));
-        e->coord[a] = base[a] + (int32_t)((uint32_t)cc << s->axis_shift[a]);
-    }
+    if (e) /* else its chunk could not be created: the error is recorded */
+        rt_list_entry(e, s, base, cell, i);
 }
 
 void plm_rt_listgen_item(plm_runtime *rt, int32_t snode, int32_t item)
@@ -119,14 +99,14 @@ void plm_rt_listgen_item(plm_runtime *rt, int32_t snode, int32_t item)
         count = hi - lo;
     else
         for (int32_t i = lo; i < hi; i++)
-            count += active_cell(s, c, i) != NULL;
+            count += rt_active_cell(s, c, i) != NULL;
     if (count == 0)
         return;
     int32_t at = plm_rt_list_reserve(rt, &s->list, count, snode);
     if (at < 0)
         return;
     for (int32_t i = lo; i < hi && count > 0; i++) {
-        uint8_t *cell = active_cell(s, c, i);
+        uint8_t *cell = rt_active_cell(s, c, i);
         if (cell) {
             put((plm_rt_elem *)plm_rt_list_slot(&s->list, at++), s, base, cell, i);
             count--;
@@ -154,7 +134,7 @@ void plm_rt_listgen_cell(plm_runtime *rt, int32_t snode, int64_t idx)
     const plm_rt_elem *pe = plm_rt_list_get(rt, s->parent, (int32_t)(idx / s->num_cells));
     int32_t i = (int32_t)(idx % s->num_cells);
     uint8_t *c = pe->cell + s->offset_in_parent;
-    uint8_t *cell = active_cell(s, c, i);
+    uint8_t *cell = rt_active_cell(s, c, i);
     if (!cell)
         return;
     int32_t base[3];

@@ -120,6 +120,34 @@ typedef struct rt_dyn_header {
     uint8_t *head;
 } rt_dyn_header;
 
+/* Content of cell i of container c of s when active, else NULL (a SoA leaf's cells all start at
+ * its value arrays). Dynamic cells lie in a chunk chain: callers walk it themselves. Used by list
+ * generation and by the host's list-free walk (sparse/walk.c). */
+RT_INLINE uint8_t *rt_active_cell(const plm_rt_snode *s, uint8_t *c, int32_t i)
+{
+    uint8_t *data = c + s->header_bytes;
+    uint64_t at = (s->is_leaf && s->soa) ? 0 : (uint64_t)i * s->cell_bytes;
+    switch (s->kind) {
+    case PLM_RT_POINTER: return rt_pointer_slots(s, c)[i];
+    case PLM_RT_BITMASKED:
+        return ((rt_bitmask_words(c)[i >> 5] >> (i & 31)) & 1u) ? data + at : NULL;
+    default: return data + at;
+    }
+}
+
+/* The list entry of cell i (content `cell`) of s inside a parent entry whose first voxel is
+ * base (the parent's coordinate, plus s's coord_offset under the root). */
+RT_INLINE void rt_list_entry(plm_rt_elem *e, const plm_rt_snode *s, const int32_t base[3],
+                             uint8_t *cell, int32_t i)
+{
+    e->cell = cell;
+    e->index = i;
+    for (int a = 0; a < 3; a++) {
+        int32_t cc = (int32_t)(((uint32_t)i >> s->index_shift[a]) & ((1u << s->axis_bits[a]) - 1u));
+        e->coord[a] = base[a] + (int32_t)((uint32_t)cc << s->axis_shift[a]);
+    }
+}
+
 /* Functions shared between files (not entry points; internal linkage in the bitcode is not
  * possible across files, so they carry the plm_rt__ prefix and stay out of the documented set). */
 int plm_rt__list_touch(plm_runtime *rt, plm_rt_list *l, int32_t i, int32_t snode);
