@@ -1,51 +1,78 @@
 #!/bin/bash
 # The GPU checks of issue 8 in one command, for a machine with an NVIDIA GPU (a lent one: pack
 # the build first with scripts/device_bundle.sh and carry .devbundle). From the repository root:
-#   scripts/gpu_check.sh [OUT_DIR] [PART...]     parts: tests bench smoke (default: all three)
-# tests: the kernel-running tests with PLUME_DEVICE=cuda; bench: plume-bench gpu (micro,
-# maccormack 256^3, mgpcg) with JSON, and mgpcg again with the launch thread; smoke: 8 frames
-# of the default scene on the GPU, eager, optimized, optimized on streams, optimized with the
-# launch thread, with --stats. What it reports goes to OUT_DIR (default
-# gpu-out), line by line, so a run cut short keeps what it printed: at most 8 files (the lent
-# machine's tool brings back no more), the cooked frames to /tmp.
+#   scripts/gpu_check.sh [OUT_DIR] [PART...]
+# parts, run in the order given (default: bench smoke tests):
+#   bench   plume-bench gpu mgpcg, maccormack (256^3), micro, with JSON
+#   smoke   frames 1-8 of the default scene on the GPU, optimized then eager, with --stats
+#   more    the same scene on streams instead of graphs, and with the launch thread; mgpcg
+#           with the launch thread
+#   tests   the kernel-running tests with PLUME_DEVICE=cuda
+# GPU_CHECK_SECONDS (default 540) is a deadline for the whole command: each step gets what is
+# left of it, so a slow step cannot starve the report of the ones before it. What it reports goes
+# to OUT_DIR (default gpu-out), line by line, so a run cut short keeps what it printed: at most 8
+# files (the lent machine's tool brings back no more), the cooked frames to /tmp.
 set -u
 out=${1:-gpu-out}; shift || true
-parts=${*:-tests bench smoke}
+parts=${*:-bench smoke tests}
 mkdir -p "$out"
 root=$(pwd)
+t_end=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-540} ))
 if [ -f .devbundle/bundle.tar.xz ]; then
   [ -e /work/main ] || { mkdir -p /work; ln -s "$root" /work/main; }
-  tar xJf .devbundle/bundle.tar.xz
+  [ -x build/bin/plume ] || tar xJf .devbundle/bundle.tar.xz
   export LD_LIBRARY_PATH=$root/.devbundle/lib
   [ -r /usr/local/cuda/nvvm/libdevice/libdevice.10.bc ] || export PLUME_LIBDEVICE=$root/.devbundle/libdevice.10.bc
 fi
 export PLUME_CUDA_VERBOSE=1
+# The driver keeps what its JIT made of each PTX text: the modes of a bench case, and the cooks
+# of the scene, compile the same tasks, so only the first pays for them.
+export CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-$root/.nvcache} CUDA_CACHE_MAXSIZE=4294967296
+mkdir -p "$CUDA_CACHE_PATH"
+log=$(cd "$out" && pwd)/bench.txt
+# step SECONDS CMD...: runs CMD under what is left of the deadline, at most SECONDS.
+step() {
+  local want=$1; shift
+  local left=$(( t_end - $(date +%s) ))
+  [ "$left" -gt "$want" ] && left=$want
+  if [ "$left" -lt 5 ]; then echo "== skipped (deadline): $*" >> "$log"; return 124; fi
+  local t0=$(date +%s)
+  timeout -k 5 "$left" "$@"
+  local rc=$?
+  echo "== rc $rc in $(( $(date +%s) - t0 )) s (limit $left): $*" >> "$log"
+  return $rc
+}
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc; } >> "$log" 2>&1
 for p in $parts; do
   case $p in
-    tests)
-      (cd build && PLUME_DEVICE=cuda ctest -j2 --timeout 900 --output-on-failure \
-         -R 'engine_kernels|engine_atomic|engine_fuzz|engine_differential|engine_launch_thread|engine_mgpcg|smoke_source|smoke_physics|abi_host|abi_checkpoint') \
-        > "$out/tests.txt" 2>&1; tail -15 "$out/tests.txt" ;;
     bench)
       for s in mgpcg maccormack micro; do
-        build/bin/plume-bench gpu "$s" --json "$out/gpu_$s.json" >> "$out/bench.txt" 2>&1
+        echo "== plume-bench gpu $s" >> "$log"
+        step 240 build/bin/plume-bench gpu "$s" --json "$out/gpu_$s.json" >> "$log" 2>&1
       done
-      # batches flushed without a sync on the launch thread (engine/launcher.h), against the above
-      echo "== PLUME_LAUNCH_THREAD=1" >> "$out/bench.txt"
-      PLUME_LAUNCH_THREAD=1 build/bin/plume-bench gpu mgpcg >> "$out/bench.txt" 2>&1
-      grep -E "geometric|graphs vs|fewer \(target" "$out/bench.txt" ;;
+      grep -E "geometric|graphs vs|fewer \(target" "$log" ;;
     smoke)
       for v in optimized eager; do
-        build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda --mode $v \
-          --out "/tmp/gpu-smoke-$v" --stats "$out/smoke_$v.json" --no-checkpoint 2>&1 | tail -3
-      done
+        echo "== smoke $v" >> "$log"
+        step 150 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda --mode $v \
+          --out "/tmp/gpu-smoke-$v" --stats "$out/smoke_$v.json" --no-checkpoint >> "$log" 2>&1
+        tail -2 "$log"
+      done ;;
+    more)
       # streams instead of graphs, and the launch thread: totals into one file (8 files at most)
-      PLUME_CUDA_GRAPHS=0 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda \
-        --out /tmp/gpu-smoke-stream --stats /tmp/smoke_stream.json --no-checkpoint 2>&1 | tail -3
-      PLUME_LAUNCH_THREAD=1 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda \
-        --out /tmp/gpu-smoke-launch --stats /tmp/smoke_launch.json --no-checkpoint 2>&1 | tail -3
+      step 120 env PLUME_CUDA_GRAPHS=0 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 \
+        --device cuda --out /tmp/gpu-smoke-stream --stats /tmp/smoke_stream.json --no-checkpoint >> "$log" 2>&1
+      step 120 env PLUME_LAUNCH_THREAD=1 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 \
+        --device cuda --out /tmp/gpu-smoke-launch --stats /tmp/smoke_launch.json --no-checkpoint >> "$log" 2>&1
       for v in stream launch; do
         echo "== $v"; grep -A20 '"totals"' /tmp/smoke_$v.json
-      done > "$out/smoke_more.txt" 2>&1 ;;
+      done > "$out/smoke_more.txt" 2>&1
+      echo "== PLUME_LAUNCH_THREAD=1 plume-bench gpu mgpcg" >> "$log"
+      step 120 env PLUME_LAUNCH_THREAD=1 build/bin/plume-bench gpu mgpcg >> "$log" 2>&1 ;;
+    tests)
+      left=$(( t_end - $(date +%s) - 10 ))
+      (cd build && step "$left" env PLUME_DEVICE=cuda ctest -j3 --timeout "$left" --output-on-failure \
+         -R 'engine_kernels|engine_atomic|engine_fuzz|engine_differential|engine_launch_thread|engine_mgpcg|smoke_source|smoke_physics|abi_host|abi_checkpoint') \
+        > "$out/tests.txt" 2>&1; tail -15 "$out/tests.txt" ;;
   esac
 done
