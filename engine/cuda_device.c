@@ -153,6 +153,10 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
         cuda_check(drv, drv->cuEventCreate(&cu->ev_end, CU_EVENT_DEFAULT), "cuEventCreate", msg,
                    msg_size) ||
         cuda_pool_create(drv, budget, POOL_SLICES, &cu->pool, msg, msg_size) != 0 ||
+        cuda_check(drv, drv->cuMemHostAlloc((void **)&cu->error_flags,
+                                            POOL_SLICES * sizeof *cu->error_flags,
+                                            CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+                   "cuMemHostAlloc", msg, msg_size) ||
         load_rt_kernels(cu, msg, msg_size) != 0) {
         eng_cuda_close(cu);
         return -1;
@@ -197,6 +201,8 @@ void eng_cuda_close(eng_cuda *cu)
         drv->cuMemFree(cu->params_dev);
     if (cu->params_host)
         drv->cuMemFreeHost(cu->params_host);
+    if (cu->error_flags)
+        drv->cuMemFreeHost(cu->error_flags);
     free(cu->launches);
     free(cu->edges);
     free(cu->task_first);
@@ -215,12 +221,16 @@ void eng_cuda_close(eng_cuda *cu)
 
 const char *eng_cuda_describe(const eng_cuda *cu) { return cu->desc; }
 
-int eng_cuda_arena_take(eng_cuda *cu, void **arena, uint64_t *bytes, char *msg, size_t msg_size)
+int eng_cuda_arena_take(eng_cuda *cu, void **arena, uint64_t *bytes, uint32_t **error_flag,
+                        char *msg, size_t msg_size)
 {
     size_t b = 0;
     if (cuda_pool_take(&cu->pool, arena, &b, msg, msg_size) != 0)
         return -1;
     *bytes = b;
+    size_t slice = (size_t)((CUdeviceptr)(uintptr_t)*arena - cu->pool.base) / cu->pool.slice_bytes;
+    *error_flag = &cu->error_flags[slice];
+    **error_flag = 0;
     return 0;
 }
 

@@ -37,6 +37,9 @@ struct eng_cuda {
     CUstream stream;
     CUevent ev_start, ev_end;
     cuda_pool pool;
+    /* pinned host memory, one word per pool slice: the error flag of the tree in that slice
+     * (plm_tree_set_error_flag), polled after each batch without moving the tree's pages */
+    uint32_t *error_flags;
     char desc[400];
 
     /* the runtime's own kernels (cuda_rt_kernels.c) */

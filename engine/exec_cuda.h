@@ -38,8 +38,10 @@ void eng_cuda_close(eng_cuda *cu);
 /* "CUDA: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, driver 13.0)". */
 const char *eng_cuda_describe(const eng_cuda *cu);
 
-/* Tree arenas: a zero-filled slice of the pool. */
-int eng_cuda_arena_take(eng_cuda *cu, void **arena, uint64_t *bytes, char *msg, size_t msg_size);
+/* Tree arenas: a zero-filled slice of the pool, and the slice's error flag (zeroed, pinned host
+ * memory both sides address; the context owns it) for plm_tree_set_error_flag. */
+int eng_cuda_arena_take(eng_cuda *cu, void **arena, uint64_t *bytes, uint32_t **error_flag,
+                        char *msg, size_t msg_size);
 void eng_cuda_arena_give(eng_cuda *cu, void *arena);
 /* Small buffers both sides address (kernels' global temporaries): zero-filled; NULL on failure. */
 void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes);

@@ -128,16 +128,19 @@ static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, int aos, 
     if (ctx->cuda) {
         /* On a GPU the tree lives in a slice of the device pool, which both sides address. */
         uint64_t bytes = 0;
-        if (eng_cuda_arena_take(ctx->cuda, arena, &bytes, err, sizeof err) != 0) {
+        uint32_t *flag = NULL;
+        if (eng_cuda_arena_take(ctx->cuda, arena, &bytes, &flag, err, sizeof err) != 0) {
             free(text);
             return eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", d[0].name, err);
         }
         made = plm_tree_create_in(text, *arena, bytes < ctx->budget ? bytes : ctx->budget, tree,
                                   err, sizeof err);
-        /* list(root) is made once, here: GPU tasks never rewrite it (cuda_rt_kernels.c). */
-        if (made == 0)
+        /* list(root) is made once, here: GPU tasks never rewrite it (cuda_rt_kernels.c). The
+         * host polls errors through the flag after every batch (eng_check_runtime_errors). */
+        if (made == 0) {
             plm_rt_listgen_root(plm_tree_runtime(*tree));
-        else
+            plm_tree_set_error_flag(*tree, flag);
+        } else
             eng_cuda_arena_give(ctx->cuda, *arena);
     } else
 #endif

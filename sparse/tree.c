@@ -22,6 +22,7 @@ struct plm_tree {
     uint64_t budget;
     int external; /* the arena belongs to the caller (plm_tree_create_in) */
     size_t color; /* where the runtime starts inside the mapping (0 for external arenas) */
+    uint32_t *error_flag; /* the runtime's error_flag, kept here so a poll reads host memory */
 };
 
 static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, plm_tree **out,
@@ -415,8 +416,18 @@ int plm_tree_check_error(plm_tree *t, char *msg, size_t len)
     if (!msg || len == 0)
         msg = dummy, len = sizeof dummy;
     msg[0] = 0;
+    if (t->error_flag && __atomic_load_n(t->error_flag, __ATOMIC_ACQUIRE) == 0)
+        return 0;
     uint32_t e = plm_rt_format_error(t->rt, msg, len);
     if (e != PLM_RT_OK)
         plm_rt_clear_error(t->rt);
     return (int)e;
+}
+
+void plm_tree_set_error_flag(plm_tree *t, uint32_t *flag)
+{
+    t->error_flag = flag;
+    t->rt->error_flag = flag;
+    if (flag)
+        __atomic_store_n(flag, plm_rt_error(t->rt) != PLM_RT_OK, __ATOMIC_RELEASE);
 }

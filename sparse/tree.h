@@ -135,7 +135,13 @@ typedef struct plm_tree_stats {
 void plm_tree_stats_get(plm_tree *t, plm_tree_stats *s);
 
 /* Returns 0 when no error is pending; otherwise writes the message into msg, clears the error
- * (and the sinks) and returns the plm_rt_error_code. */
+ * (and the sinks) and returns the plm_rt_error_code. With an error flag set, a call that finds
+ * the flag 0 returns 0 having read nothing but the flag. */
 int plm_tree_check_error(plm_tree *t, char *msg, size_t len);
+
+/* Gives the tree an error flag (see plm_runtime.error_flag): a zeroed word the caller owns,
+ * outside the arena, addressable wherever the tree's code runs (pinned host memory for a tree
+ * on a GPU), that must outlive the tree. An error already pending raises it. Exclusive. */
+void plm_tree_set_error_flag(plm_tree *t, uint32_t *flag);
 
 #endif

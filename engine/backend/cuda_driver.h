@@ -64,7 +64,7 @@ enum {
 
 enum { CU_MEM_ATTACH_GLOBAL = 1 };
 enum { CU_LIMIT_STACK_SIZE = 0 };
-enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
+enum { CU_MEMHOSTALLOC_PORTABLE = 1, CU_MEMHOSTALLOC_DEVICEMAP = 2 };
 /* cuMemPrefetchAsync's destination for the host. */
 enum { CU_DEVICE_CPU = -1 };
 

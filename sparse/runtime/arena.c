@@ -11,6 +11,8 @@ void plm_rt_set_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t ne
         rt->error_needed = needed;
         RT_STORE_REL(&rt->error, code);
     }
+    if (rt->error_flag)
+        RT_STORE_REL(rt->error_flag, 1u);
 }
 
 uint32_t plm_rt_error(const plm_runtime *rt)
@@ -49,6 +51,8 @@ void plm_rt_clear_error(plm_runtime *rt)
     rt->error_needed = 0;
     rt->error_count = 0;
     RT_STORE_REL(&rt->error, 0u);
+    if (rt->error_flag)
+        RT_STORE_REL(rt->error_flag, 0u);
 }
 
 /* Freestanding formatting: append a string or an unsigned decimal to buf. */

@@ -59,6 +59,7 @@ plm_runtime *plm_rt_init(void *arena, uint64_t arena_bytes, const plm_rt_config 
     rt->error_snode = -1;
     rt->error_needed = 0;
     rt->error_count = 0;
+    rt->error_flag = NULL;
     rt->num_snodes = cfg->num_snodes;
     rt->num_fields = cfg->num_fields;
     for (int32_t i = 0; i < cfg->num_snodes; i++)

@@ -171,10 +171,47 @@ static void test_other_errors(void)
     plm_tree_destroy(t);
 }
 
+/* A tree with an error flag (what a GPU context gives each tree): an error raises the flag, the
+ * check reports it and lowers the flag, and a check that finds the flag down reads nothing else
+ * (so a poll after each GPU batch moves none of the arena's pages to the host). */
+static void test_error_flag(void)
+{
+    char err[256], msg[256];
+    plm_tree *t = NULL;
+    CHECK(plm_tree_create("offset(-8).pointer(ij,4).dense(ij,4).place(a)", 1u << 20, &t, err,
+                          sizeof err) == 0, "%s", err);
+    if (!t)
+        return;
+    /* an error pending when the flag is given raises it */
+    float v = 1.0f;
+    plm_tree_write(t, 0, 8, 0, 0, &v);
+    uint32_t flag = 0;
+    plm_tree_set_error_flag(t, &flag);
+    CHECK(flag == 1, "pending error: flag %u", flag);
+    CHECK(plm_tree_check_error(t, msg, sizeof msg) == PLM_RT_ERR_RANGE, "range error");
+    CHECK(flag == 0, "check lowers the flag: %u", flag);
+    CHECK(plm_tree_check_error(t, msg, sizeof msg) == 0 && msg[0] == 0, "nothing pending");
+    /* an error recorded by the runtime raises it */
+    plm_tree_write(t, 0, -9, 0, 0, &v);
+    CHECK(flag == 1, "new error: flag %u", flag);
+    CHECK(plm_tree_check_error(t, msg, sizeof msg) == PLM_RT_ERR_RANGE &&
+              strstr(msg, "outside the index range"), "'%s'", msg);
+    /* the flag, not the runtime's record, is what a check reads */
+    plm_tree_write(t, 0, 9, 0, 0, &v);
+    CHECK(plm_rt_error(plm_tree_runtime(t)) == PLM_RT_ERR_RANGE, "recorded");
+    flag = 0;
+    CHECK(plm_tree_check_error(t, msg, sizeof msg) == 0, "flag down: no error read");
+    flag = 1;
+    CHECK(plm_tree_check_error(t, msg, sizeof msg) == PLM_RT_ERR_RANGE, "flag up: error read");
+    CHECK(plm_rt_error(plm_tree_runtime(t)) == PLM_RT_OK && flag == 0, "cleared");
+    plm_tree_destroy(t);
+}
+
 int main(void)
 {
     test_serial();
     test_threads();
     test_other_errors();
+    test_error_flag();
     return TEST_RESULT();
 }
