@@ -20,7 +20,8 @@ root=$(pwd)
 t_end=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-540} ))
 if [ -f .devbundle/bundle.tar.xz ]; then
   [ -e /work/main ] || { mkdir -p /work; ln -s "$root" /work/main; }
-  [ -x build/bin/plume ] || tar xJf .devbundle/bundle.tar.xz
+  # always: a warm machine keeps build/, but the carried .devbundle replaces the libraries
+  tar xJf .devbundle/bundle.tar.xz
   export LD_LIBRARY_PATH=$root/.devbundle/lib
   [ -r /usr/local/cuda/nvvm/libdevice/libdevice.10.bc ] || export PLUME_LIBDEVICE=$root/.devbundle/libdevice.10.bc
 fi
