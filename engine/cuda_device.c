@@ -9,9 +9,11 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Slices of the pool: one per field's tree. The smoke scene declares about 40 fields. */
 #define POOL_SLICES 96
@@ -98,6 +100,30 @@ static int load_rt_kernels(eng_cuda *cu, char *msg, size_t n)
     return 0;
 }
 
+/* The disk cache of compiled tasks, in the CPU's folder (jit_disk_default_dir). What decides the
+ * machine code besides the task and this build: the device's compute capability, the driver
+ * (whose JIT made it), the PTX target, libdevice and the runtime's bitcode. */
+static void open_disk(eng_cuda *cu, int dev_sm)
+{
+    char *dir = jit_disk_default_dir();
+    if (!dir)
+        return;
+    ptx_options po = ptx_options_default();
+    struct stat st;
+    long long ld_size = 0, ld_time = 0;
+    if (po.libdevice && stat(po.libdevice, &st) == 0) {
+        ld_size = (long long)st.st_size;
+        ld_time = (long long)st.st_mtime;
+    }
+    char arch[32], features[PATH_MAX + 128];
+    snprintf(arch, sizeof arch, "cuda sm_%d", dev_sm);
+    snprintf(features, sizeof features, "driver %d; ptx sm_%d; libdevice %s %lld %lld",
+             cu->drv->version, cu->sm, po.libdevice ? po.libdevice : "none", ld_size, ld_time);
+    jit_disk_open(&cu->disk, dir, arch, features, 3, plm_runtime_bc_nvptx64,
+                  plm_runtime_bc_nvptx64_size);
+    free(dir);
+}
+
 int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_t msg_size)
 {
     *out = NULL;
@@ -163,6 +189,10 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
     }
     const char *g = getenv("PLUME_CUDA_GRAPHS");
     cu->graphs_on = drv->has_graphs && !(g && !strcmp(g, "0"));
+    const char *v = getenv("PLUME_CUDA_VERBOSE");
+    cu->verbose = v && v[0] == '1';
+    if (drv->has_linker)
+        open_disk(cu, dev_sm);
     snprintf(cu->desc, sizeof cu->desc, "CUDA: %s (sm_%d, %d SMs, driver %d.%d, %zu MiB pool)",
              cu->info.name, dev_sm, cu->info.multiprocessors, drv->version / 1000,
              drv->version % 1000 / 10, cu->pool.bytes >> 20);
@@ -177,13 +207,14 @@ void eng_cuda_close(eng_cuda *cu)
     const cuda_driver *drv = cu->drv;
     if (cu->stream)
         drv->cuStreamSynchronize(cu->stream);
-    const char *v = getenv("PLUME_CUDA_VERBOSE");
-    if (v && v[0] == '1')
+    if (cu->verbose)
         fprintf(stderr,
                 "plume: cuda: %llu tasks compiled (LLVM to PTX %.1f s, driver PTX to machine code "
-                "%.1f s, summed over threads); %llu kernels, %llu graph launches (%llu built), "
-                "%llu stream batches, %.3f s on the GPU\n",
+                "%.1f s, summed over threads), %llu of them loaded from the kernel cache (%.1f s); "
+                "%llu kernels, %llu graph launches (%llu built), %llu stream batches, %.3f s on "
+                "the GPU\n",
                 (unsigned long long)cu->stats.tasks_compiled, cu->stats.emit_s, cu->stats.load_s,
+                (unsigned long long)cu->stats.tasks_from_disk, cu->stats.disk_s,
                 (unsigned long long)cu->stats.kernels, (unsigned long long)cu->stats.graph_launches,
                 (unsigned long long)cu->stats.graphs_built,
                 (unsigned long long)cu->stats.stream_batches, cu->stats.kernel_s);
@@ -208,6 +239,7 @@ void eng_cuda_close(eng_cuda *cu)
     free(cu->task_first);
     free(cu->task_last);
     cuda_pool_destroy(&cu->pool);
+    jit_disk_close(&cu->disk);
     if (cu->ev_start)
         drv->cuEventDestroy(cu->ev_start);
     if (cu->ev_end)

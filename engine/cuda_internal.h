@@ -5,6 +5,7 @@
 
 #include "engine/backend/cuda_driver.h"
 #include "engine/backend/cuda_pool.h"
+#include "engine/codegen/jit_disk.h"
 #include "engine/exec_cuda.h"
 
 /* One kernel launch of a batch: what a stream launch or a graph node needs. Parameters are
@@ -40,6 +41,10 @@ struct eng_cuda {
     /* pinned host memory, one word per pool slice: the error flag of the tree in that slice
      * (plm_tree_set_error_flag), polled after each batch without moving the tree's pages */
     uint32_t *error_flags;
+    /* compiled tasks' machine code kept between processes (jit_disk.h: the CPU's folder, an
+     * identity of its own); off where the driver has no linker or the cache is off */
+    jit_disk disk;
+    int verbose; /* PLUME_CUDA_VERBOSE=1: compile figures at close, cache misses as they come */
     char desc[400];
 
     /* the runtime's own kernels (cuda_rt_kernels.c) */

@@ -41,18 +41,77 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 typedef struct compile_job {
     eng_cuda *cu;
     ir_task *low;
+    uint64_t key; /* the code entry's: names its machine code in the disk cache */
     const char *name;
     CUmodule module;
     CUfunction fn;
     uint64_t instructions;
     double seconds, emit_s;
     int failed;
+    int from_disk;
     char err[1024];
 } compile_job;
 
 typedef struct compile_set {
     compile_job *jobs;
 } compile_set;
+
+/* The task's machine code from the disk cache, loaded: 1 when that worked (j->module, j->fn
+ * set), 0 otherwise (nothing kept). */
+static int from_disk(compile_job *j, uint64_t dname)
+{
+    eng_cuda *cu = j->cu;
+    void *image = NULL;
+    size_t size = 0;
+    uint64_t instructions = 0;
+    if (!jit_disk_load(&cu->disk, dname, &image, &size, &instructions))
+        return 0;
+    char why[512];
+    int ok = cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", why,
+                        sizeof why) == 0 &&
+             cuda_module_load_image(cu->drv, image, &j->module, why, sizeof why) == 0 &&
+             cuda_check(cu->drv, cu->drv->cuModuleGetFunction(&j->fn, j->module, CG_TASK_SYMBOL),
+                        "cuModuleGetFunction", why, sizeof why) == 0;
+    free(image);
+    if (!ok) {
+        /* a file that checked out but that this driver refuses: compiled (and stored) again */
+        if (j->module)
+            cu->drv->cuModuleUnload(j->module);
+        j->module = NULL;
+        j->fn = NULL;
+        if (cu->verbose)
+            fprintf(stderr, "plume: cuda: task '%s' from the kernel cache: %s\n",
+                    j->name ? j->name : "?", why);
+        return 0;
+    }
+    j->instructions = instructions;
+    return 1;
+}
+
+/* Loads the task's PTX into the device's context (current on this thread). With the disk cache
+ * on, through the driver's linker, whose machine code is then stored; where that fails, as PTX
+ * directly (the code is the same, only not kept). */
+static int load_ptx(compile_job *j, const char *ptx, uint64_t dname)
+{
+    eng_cuda *cu = j->cu;
+    if (dname && cu->drv->has_linker) {
+        void *image = NULL;
+        size_t size = 0;
+        char why[1024];
+        if (cuda_link_ptx(cu->drv, ptx, &image, &size, why, sizeof why) == 0 &&
+            cuda_module_load_image(cu->drv, image, &j->module, why, sizeof why) == 0) {
+            jit_disk_store(&cu->disk, dname, image, size, j->instructions);
+            free(image);
+            return 0;
+        }
+        free(image);
+        j->module = NULL;
+        if (cu->verbose)
+            fprintf(stderr, "plume: cuda: task '%s' not kept in the kernel cache: %s\n",
+                    j->name ? j->name : "?", why);
+    }
+    return cuda_module_load_ptx(cu->drv, ptx, &j->module, j->err, sizeof j->err);
+}
 
 static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
 {
@@ -62,6 +121,16 @@ static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
         compile_job *j = &set->jobs[i];
         eng_cuda *cu = j->cu;
         double t0 = now_s();
+        uint64_t dname = 0;
+        if (cu->disk.dir) {
+            char *syms[1] = {(char *)CG_TASK_SYMBOL};
+            dname = jit_disk_name(&cu->disk, j->key, syms, 1);
+            if (from_disk(j, dname)) {
+                j->from_disk = 1;
+                j->seconds = now_s() - t0;
+                continue;
+            }
+        }
         ptx_options po = ptx_options_default();
         po.sm = cu->sm;
         po.runtime_bc = plm_runtime_bc_nvptx64;
@@ -77,7 +146,7 @@ static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
          * this worker. */
         if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", j->err,
                        sizeof j->err) ||
-            cuda_module_load_ptx(cu->drv, ptx, &j->module, j->err, sizeof j->err) != 0 ||
+            load_ptx(j, ptx, dname) != 0 ||
             cuda_check(cu->drv, cu->drv->cuModuleGetFunction(&j->fn, j->module, CG_TASK_SYMBOL),
                        "cuModuleGetFunction", j->err, sizeof j->err))
             j->failed = 1;
@@ -104,7 +173,8 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
     for (uint32_t i = 0; i < n; i++) {
         if (!fresh_in[i])
             continue;
-        jobs[njobs] = (compile_job){.cu = cu, .low = codes[i]->lowered, .name = batch->tasks[i].name};
+        jobs[njobs] = (compile_job){.cu = cu, .low = codes[i]->lowered, .key = codes[i]->key,
+                                    .name = batch->tasks[i].name};
         fresh[njobs++] = codes[i];
     }
     if (rc == ENG_OK && njobs) {
@@ -120,7 +190,9 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
                 cu->modules[cu->nmodules++] = j->module;
             cu->stats.compile_s += j->seconds;
             cu->stats.emit_s += j->emit_s;
-            cu->stats.load_s += j->seconds - j->emit_s;
+            cu->stats.load_s += j->from_disk ? 0 : j->seconds - j->emit_s;
+            cu->stats.disk_s += j->from_disk ? j->seconds : 0;
+            cu->stats.tasks_from_disk += (uint64_t)j->from_disk;
             if (j->failed) {
                 if (rc == ENG_OK)
                     rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' for %s: %s",

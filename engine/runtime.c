@@ -199,6 +199,7 @@ void eng_get_stats(eng_context *ctx, eng_stats *out)
         eng_cuda_stats cs;
         eng_cuda_get_stats(ctx->cuda, &cs);
         out->tasks_compiled += cs.tasks_compiled;
+        out->tasks_from_disk += cs.tasks_from_disk;
         out->instructions += cs.instructions;
         out->compile_s += cs.compile_s;
         out->kernel_s = cs.kernel_s;

@@ -26,12 +26,13 @@ static void set_msg(char *msg, size_t n, const char *fmt, ...)
 typedef struct entry {
     size_t offset;
     const char *names[3];
-    int optional; /* 1: part of the graph API; 2: optional on its own */
+    int optional; /* 1: part of the graph API; 2: optional on its own; 3: the linker */
 } entry;
 
 #define E(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 0}
 #define G(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 1}
 #define O(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 2}
+#define L(field, ...) {offsetof(cuda_driver, field), {__VA_ARGS__}, 3}
 
 static const entry entries[] = {
     E(cuInit, "cuInit"),
@@ -84,12 +85,17 @@ static const entry entries[] = {
     G(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams"),
     G(cuGraphExecDestroy, "cuGraphExecDestroy"),
     G(cuGraphDestroy, "cuGraphDestroy"),
+    L(cuLinkCreate, "cuLinkCreate_v2"),
+    L(cuLinkAddData, "cuLinkAddData_v2"),
+    L(cuLinkComplete, "cuLinkComplete"),
+    L(cuLinkDestroy, "cuLinkDestroy"),
 };
 
 /* Returns 0 when every required entry resolved; names the first missing one otherwise. */
 static int resolve(void *lib, cuda_driver *drv, const char **missing)
 {
-    int graphs = 1;
+    /* groups (graphs: 1, the linker: 3) are all there or none is used */
+    int whole[4] = {1, 1, 1, 1};
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
         const entry *e = &entries[i];
         void *sym = NULL;
@@ -100,19 +106,18 @@ static int resolve(void *lib, cuda_driver *drv, const char **missing)
                 *missing = e->names[0];
                 return -1;
             }
-            if (e->optional == 1)
-                graphs = 0;
+            whole[e->optional] = 0;
         }
         /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
         memcpy((char *)drv + e->offset, &sym, sizeof sym);
     }
-    if (!graphs) {
-        for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-            if (entries[i].optional == 1)
-                memset((char *)drv + entries[i].offset, 0, sizeof(void *));
-        }
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        int g = entries[i].optional;
+        if ((g == 1 || g == 3) && !whole[g])
+            memset((char *)drv + entries[i].offset, 0, sizeof(void *));
     }
-    drv->has_graphs = graphs;
+    drv->has_graphs = whole[1];
+    drv->has_linker = whole[3];
     return 0;
 }
 
@@ -304,6 +309,16 @@ void cuda_context_close(cuda_context *c)
     c->ctx = NULL;
 }
 
+/* The JIT's error log, trimmed, after "why" in msg. */
+static void with_log(char *msg, size_t msg_size, const char *why, char *log, size_t log_size)
+{
+    log[log_size - 1] = 0;
+    size_t len = strlen(log);
+    while (len && (log[len - 1] == '\n' || log[len - 1] == '\r'))
+        log[--len] = 0;
+    set_msg(msg, msg_size, "%s%s%s", why, len ? ": " : "", log);
+}
+
 int cuda_module_load_ptx(const cuda_driver *drv, const char *ptx, CUmodule *out, char *msg,
                          size_t msg_size)
 {
@@ -317,10 +332,68 @@ int cuda_module_load_ptx(const cuda_driver *drv, const char *ptx, CUmodule *out,
         return 0;
     char why[512];
     cuda_check(drv, r, "cuModuleLoadDataEx", why, sizeof why);
-    log[sizeof log - 1] = 0;
-    size_t len = strlen(log);
-    while (len && (log[len - 1] == '\n' || log[len - 1] == '\r'))
-        log[--len] = 0;
-    set_msg(msg, msg_size, "%s%s%s", why, len ? ": " : "", log);
+    with_log(msg, msg_size, why, log, sizeof log);
     return -1;
+}
+
+int cuda_link_ptx(const cuda_driver *drv, const char *ptx, void **image, size_t *size, char *msg,
+                  size_t msg_size)
+{
+    *image = NULL;
+    *size = 0;
+    if (!drv->has_linker) {
+        set_msg(msg, msg_size, "this CUDA driver has no JIT linker (cuLinkCreate_v2)");
+        return -1;
+    }
+    char log[4096];
+    log[0] = 0;
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, (void *)(uintptr_t)sizeof log};
+    CUlinkState st = NULL;
+    char why[512];
+    CUresult r = drv->cuLinkCreate(2, options, values, &st);
+    if (r != CUDA_SUCCESS) {
+        cuda_check(drv, r, "cuLinkCreate", msg, msg_size);
+        return -1;
+    }
+    void *out = NULL;
+    size_t n = 0;
+    r = drv->cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "task.ptx", 0,
+                           NULL, NULL);
+    const char *step = "cuLinkAddData";
+    if (r == CUDA_SUCCESS) {
+        step = "cuLinkComplete";
+        r = drv->cuLinkComplete(st, &out, &n);
+    }
+    if (r == CUDA_SUCCESS && (!out || n == 0)) {
+        drv->cuLinkDestroy(st);
+        set_msg(msg, msg_size, "cuLinkComplete: no image");
+        return -1;
+    }
+    if (r != CUDA_SUCCESS) {
+        cuda_check(drv, r, step, why, sizeof why);
+        with_log(msg, msg_size, why, log, sizeof log);
+        drv->cuLinkDestroy(st);
+        return -1;
+    }
+    /* the image belongs to the linker's state: copy it out before destroying that */
+    *image = malloc(n);
+    if (*image) {
+        memcpy(*image, out, n);
+        *size = n;
+    }
+    drv->cuLinkDestroy(st);
+    if (!*image) {
+        set_msg(msg, msg_size, "out of host memory for a %zu-byte image", n);
+        return -1;
+    }
+    return 0;
+}
+
+int cuda_module_load_image(const cuda_driver *drv, const void *image, CUmodule *out, char *msg,
+                           size_t msg_size)
+{
+    *out = NULL;
+    return cuda_check(drv, drv->cuModuleLoadDataEx(out, image, 0, NULL, NULL),
+                      "cuModuleLoadDataEx (cubin)", msg, msg_size);
 }

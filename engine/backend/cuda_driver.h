@@ -44,6 +44,7 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUlinkState_st *CUlinkState;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -76,6 +77,9 @@ enum {
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
 };
 
+/* CUjitInputType: what cuLinkAddData is given. */
+enum { CU_JIT_INPUT_PTX = 1 };
+
 enum { CU_STREAM_DEFAULT = 0, CU_STREAM_NON_BLOCKING = 1 };
 enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
 enum {
@@ -99,6 +103,7 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
 typedef struct cuda_driver {
     int version; /* cuDriverGetVersion: 1000 * major + 10 * minor */
     int has_graphs;
+    int has_linker;
 
     CUresult (*cuInit)(unsigned int flags);
     CUresult (*cuDriverGetVersion)(int *version);
@@ -167,6 +172,16 @@ typedef struct cuda_driver {
                                                const CUDA_KERNEL_NODE_PARAMS_v1 *params);
     CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
     CUresult (*cuGraphDestroy)(CUgraph graph);
+
+    /* Optional: the JIT linker (NULL unless has_linker), which hands back the machine code it
+     * made from PTX, for the disk cache of compiled tasks. */
+    CUresult (*cuLinkCreate)(unsigned int n_options, int *options, void **values,
+                             CUlinkState *state); /* _v2 */
+    CUresult (*cuLinkAddData)(CUlinkState state, int type, void *data, size_t size,
+                              const char *name, unsigned int n_options, int *options,
+                              void **values); /* _v2 */
+    CUresult (*cuLinkComplete)(CUlinkState state, void **image, size_t *size);
+    CUresult (*cuLinkDestroy)(CUlinkState state);
 } cuda_driver;
 
 /* ---- Loading --------------------------------------------------------------------------- */
@@ -221,5 +236,17 @@ void cuda_context_close(cuda_context *c);
  * the driver's JIT error log. */
 int cuda_module_load_ptx(const cuda_driver *drv, const char *ptx, CUmodule *out, char *msg,
                          size_t msg_size);
+
+/* Compiles a NUL-terminated PTX image for the current context's device with the driver's
+ * linker (drv->has_linker) and returns the machine code (a cubin) in *image (malloc'd, the
+ * caller frees) and *size. On failure the message carries the linker's error log. Any
+ * thread whose current context is the device's. */
+int cuda_link_ptx(const cuda_driver *drv, const char *ptx, void **image, size_t *size, char *msg,
+                  size_t msg_size);
+
+/* Loads a cubin made by cuda_link_ptx (on a device of the same compute capability) into the
+ * current context. */
+int cuda_module_load_image(const cuda_driver *drv, const void *image, CUmodule *out, char *msg,
+                           size_t msg_size);
 
 #endif

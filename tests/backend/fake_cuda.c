@@ -4,10 +4,14 @@
  *                         on a machine whose GPU is missing;
  *   "zero":     cuInit succeeds, cuDeviceGetCount reports 0;
  *   "one":      one device "Fake GPU" of compute capability 8.6 with 84 SMs and 12 GiB.
- * cuModuleLoadDataEx always fails with CUDA_ERROR_INVALID_PTX (218) and writes a log line.
+ * cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX (218) and writes a log line, except for
+ * an image the fake linker made ("CUBIN(...)"), which loads. The linker (cuLink*_v2) "compiles"
+ * PTX to "CUBIN(<its first 12 bytes>)", fails with a log line on PTX that contains "bad", and
+ * overwrites its image when destroyed (so a caller must have copied it).
  * Built with -DFAKE_CUDA_OLD it lacks cuLaunchKernel (a driver too old to load), and it never
  * exports the graph functions (so has_graphs must come out 0). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,21 +106,73 @@ API int cuCtxSetCurrent(void *c)
     return 0;
 }
 API int cuCtxSynchronize(void) { return 0; }
-API int cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *opt, void **val)
+/* The error log buffer among JIT options 5 (buffer) and 6 (its size). */
+static void jit_log(unsigned n, int *opt, void **val, char **log, size_t *size)
 {
-    (void)img;
-    *m = NULL;
-    char *log = NULL;
-    size_t size = 0;
+    *log = NULL;
+    *size = 0;
     for (unsigned i = 0; i < n; i++) {
         if (opt[i] == 5)
-            log = val[i];
+            *log = val[i];
         if (opt[i] == 6)
-            size = (size_t)(uintptr_t)val[i];
+            *size = (size_t)(uintptr_t)val[i];
     }
+}
+static int fake_module;
+API int cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *opt, void **val)
+{
+    *m = NULL;
+    if (strncmp(img, "CUBIN(", 6) == 0) {
+        *m = &fake_module;
+        return 0;
+    }
+    char *log;
+    size_t size;
+    jit_log(n, opt, val, &log, &size);
     if (log && size)
         strncpy(log, "ptxas fatal   : fake parse error at line 3\n", size);
     return 218;
+}
+typedef struct fake_link {
+    char *log;
+    size_t log_size;
+    char image[32];
+} fake_link;
+API int cuLinkCreate_v2(unsigned n, int *opt, void **val, void **state)
+{
+    fake_link *l = calloc(1, sizeof *l);
+    jit_log(n, opt, val, &l->log, &l->log_size);
+    *state = l;
+    return 0;
+}
+API int cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name,
+                         unsigned n, int *opt, void **val)
+{
+    (void)name, (void)n, (void)opt, (void)val;
+    fake_link *l = state;
+    if (type != 1 || strlen(data) + 1 != size)
+        return 1; /* CUDA_ERROR_INVALID_VALUE */
+    if (strstr(data, "bad")) {
+        if (l->log && l->log_size)
+            strncpy(l->log, "ptxas fatal   : fake link error\n", l->log_size);
+        return 218;
+    }
+    snprintf(l->image, sizeof l->image, "CUBIN(%.12s)", (const char *)data);
+    return 0;
+}
+API int cuLinkComplete(void *state, void **image, size_t *size)
+{
+    fake_link *l = state;
+    *image = l->image;
+    *size = strlen(l->image) + 1;
+    return 0;
+}
+API int cuLinkDestroy(void *state)
+{
+    fake_link *l = state;
+    memset(l->image, 'X', sizeof l->image);
+    free(l);
+    return 0;
 }
 /* The rest only has to exist. */
 #define STUB(name) API int name(void) { return 999; }

@@ -96,6 +96,22 @@ static int test_fake(const char *path, const char *old_path)
     CHECK(mod == NULL);
     CHECK(strcmp(msg, "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (a PTX JIT compilation "
                       "failed): ptxas fatal   : fake parse error at line 3") == 0);
+    /* the linker: its machine code copied out before its state goes, its log on failure */
+    CHECK_EQ(drv->has_linker, 1);
+    void *image = NULL;
+    size_t isize = 0;
+    CHECK_EQ(cuda_link_ptx(drv, ".version 7.0\n.target sm_86\n", &image, &isize, msg, sizeof msg),
+             0);
+    CHECK(image != NULL && isize == 20 && strcmp(image, "CUBIN(.version 7.0)") == 0);
+    mod = NULL;
+    CHECK_EQ(cuda_module_load_image(drv, image, &mod, msg, sizeof msg), 0);
+    CHECK(mod != NULL);
+    free(image);
+    CHECK_EQ(cuda_link_ptx(drv, ".version 7.0\nbad\n", &image, &isize, msg, sizeof msg), -1);
+    CHECK(image == NULL && isize == 0);
+    printf("link: %s\n", msg);
+    CHECK(strcmp(msg, "cuLinkAddData: CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed): "
+                      "ptxas fatal   : fake link error") == 0);
     cuda_context_close(&c);
     CHECK(c.ctx == NULL);
 
