@@ -2,19 +2,21 @@
 # The GPU checks of issue 8 in one command, for a machine with an NVIDIA GPU (a lent one: pack
 # the build first with scripts/device_bundle.sh and carry .devbundle). From the repository root:
 #   scripts/gpu_check.sh [OUT_DIR] [PART...]
-# parts, run in the order given (default: bench smoke tests):
-#   bench   plume-bench gpu mgpcg, maccormack (256^3), micro, with JSON
-#   smoke   frames 1-8 of the default scene on the GPU, optimized then eager, with --stats
-#   more    the same scene on streams instead of graphs, and with the launch thread; mgpcg
-#           with the launch thread
+# parts, run in the order given (default: smoke bench tests):
+#   smoke   frames 1-8 of the default scene on the GPU with --stats: optimized with an empty
+#           kernel cache, optimized again (the cache's machine code: frame 1 should not compile),
+#           then eager
+#   bench   plume-bench gpu mgpcg, maccormack (256^3), smoke (--quick), micro, with JSON
 #   tests   the kernel-running tests with PLUME_DEVICE=cuda
+#   more    the scene on streams instead of graphs, and with the launch thread (totals into
+#           bench.txt); mgpcg with the launch thread
 # GPU_CHECK_SECONDS (default 540) is a deadline for the whole command: each step gets what is
 # left of it, so a slow step cannot starve the report of the ones before it. What it reports goes
 # to OUT_DIR (default gpu-out), line by line, so a run cut short keeps what it printed: at most 8
 # files (the lent machine's tool brings back no more), the cooked frames to /tmp.
 set -u
 out=${1:-gpu-out}; shift || true
-parts=${*:-bench smoke tests}
+parts=${*:-smoke bench tests}
 mkdir -p "$out"
 root=$(pwd)
 t_end=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-540} ))
@@ -26,10 +28,11 @@ if [ -f .devbundle/bundle.tar.xz ]; then
   [ -r /usr/local/cuda/nvvm/libdevice/libdevice.10.bc ] || export PLUME_LIBDEVICE=$root/.devbundle/libdevice.10.bc
 fi
 export PLUME_CUDA_VERBOSE=1
-# The driver keeps what its JIT made of each PTX text: the modes of a bench case, and the cooks
-# of the scene, compile the same tasks, so only the first pays for them.
-export CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-$root/.nvcache} CUDA_CACHE_MAXSIZE=4294967296
-mkdir -p "$CUDA_CACHE_PATH"
+# Plume's kernel cache, empty at the start: the modes of a bench case and the cooks of the scene
+# compile the same tasks, so only the first pays for them (the driver's own JIT cache did not
+# serve a second cook on the H200 of 2026-11-27).
+export PLUME_KERNEL_CACHE=/tmp/plume-gpu-kernels
+rm -rf "$PLUME_KERNEL_CACHE"
 log=$(cd "$out" && pwd)/bench.txt
 # step SECONDS CMD...: runs CMD under what is left of the deadline, at most SECONDS.
 step() {
@@ -47,16 +50,18 @@ step() {
 for p in $parts; do
   case $p in
     bench)
-      for s in mgpcg maccormack micro; do
+      for s in mgpcg maccormack smoke micro; do
         echo "== plume-bench gpu $s" >> "$log"
-        step 240 build/bin/plume-bench gpu "$s" --json "$out/gpu_$s.json" >> "$log" 2>&1
+        q=; [ $s = smoke ] && q=--quick   # 3 frames per variant
+        step 240 build/bin/plume-bench gpu "$s" $q --json "$out/gpu_$s.json" >> "$log" 2>&1
       done
       grep -E "geometric|graphs vs|fewer \(target" "$log" ;;
     smoke)
-      for v in optimized eager; do
-        echo "== smoke $v" >> "$log"
-        step 150 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda --mode $v \
-          --out "/tmp/gpu-smoke-$v" --stats "$out/smoke_$v.json" --no-checkpoint >> "$log" 2>&1
+      for v in optimized:cold optimized:warm eager:cold; do
+        echo "== smoke ${v%:*}, kernel cache ${v#*:}" >> "$log"
+        step 150 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 --device cuda \
+          --mode "${v%:*}" --out "/tmp/gpu-smoke-${v%:*}" --stats "$out/smoke_${v/:/_}.json" \
+          --no-checkpoint >> "$log" 2>&1
         tail -2 "$log"
       done ;;
     more)
@@ -67,7 +72,7 @@ for p in $parts; do
         --device cuda --out /tmp/gpu-smoke-launch --stats /tmp/smoke_launch.json --no-checkpoint >> "$log" 2>&1
       for v in stream launch; do
         echo "== $v"; grep -A20 '"totals"' /tmp/smoke_$v.json
-      done > "$out/smoke_more.txt" 2>&1
+      done >> "$log" 2>&1
       echo "== PLUME_LAUNCH_THREAD=1 plume-bench gpu mgpcg" >> "$log"
       step 120 env PLUME_LAUNCH_THREAD=1 build/bin/plume-bench gpu mgpcg >> "$log" 2>&1 ;;
     tests)

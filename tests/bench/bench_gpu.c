@@ -1,12 +1,14 @@
 /* plume-bench gpu: the state-flow-graph benchmarks on CUDA device 0. Runs the micro,
  * maccormack (256^3; --quick 32^3) and mgpcg suites with every context on the GPU, each case
  * eager and optimized, with batches launched as CUDA graphs and kernel by kernel on a stream,
- * and prints GPU time (CUDA events) beside wall time. Without a usable GPU it says why and
- * fails. The smoke scene on a GPU: `plume cook --device cuda --stats FILE` (docs/benchmarks.md).
- * Optional argument: one suite name (micro, maccormack, mgpcg). */
+ * and prints GPU time (CUDA events) beside wall time; then the smoke suite with its cooks on the
+ * GPU (PLUME_BENCH_DEVICE=cuda), streams against graphs among its variants. Without a usable
+ * GPU it says why and fails. Optional argument: one suite name (micro, maccormack, mgpcg,
+ * smoke). */
 #include "bench.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -24,7 +26,7 @@ static int run_gpu(bench_ctx *bctx)
     eng_destroy(probe);
     bench_gpu = 1;
     bench_mc_n = bctx->quick ? 0 : 256;
-    static const char *const suites[] = {"micro", "maccormack", "mgpcg"};
+    static const char *const suites[] = {"micro", "maccormack", "mgpcg", "smoke"};
     const char *only = bctx->argc > 0 ? bctx->argv[0] : NULL;
     int fail = 0;
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
@@ -34,6 +36,8 @@ static int run_gpu(bench_ctx *bctx)
         if (!fn)
             continue;
         printf("\n== %s on the GPU\n", suites[i]);
+        if (!strcmp(suites[i], "smoke"))
+            setenv("PLUME_BENCH_DEVICE", "cuda", 1);
         bench_ctx sub = *bctx;
         sub.argc = 0;
         fail |= fn(&sub);
@@ -43,5 +47,5 @@ static int run_gpu(bench_ctx *bctx)
     return fail;
 }
 
-BENCH_SUITE("gpu", "micro, maccormack (256^3) and mgpcg on CUDA device 0: eager vs optimized, "
-                   "CUDA graphs vs stream launches, GPU time [suite]", run_gpu)
+BENCH_SUITE("gpu", "micro, maccormack (256^3), mgpcg and smoke on CUDA device 0: eager vs "
+                   "optimized, CUDA graphs vs stream launches, GPU time [suite]", run_gpu)

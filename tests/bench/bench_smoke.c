@@ -15,7 +15,9 @@
  *
  * The cooks compile every kernel (PLUME_KERNEL_CACHE=off unless set).
  * PLUME_BENCH_SMOKE_ROUNDS=N (1-9) repeats part 1 N times and reports the median ms per frame.
- * PLUME_BENCH_DEVICE=cuda runs both parts on the GPU. PLUME_BENCH_SMOKE_AGAINST=fusion (or
+ * PLUME_BENCH_DEVICE=cuda runs both parts on the GPU (as `plume-bench gpu smoke` does), with one
+ * more variant: optimized with batches launched kernel by kernel on a stream instead of as CUDA
+ * graphs. PLUME_BENCH_SMOKE_AGAINST=fusion (or
  * listgen, demote, dse, several with commas) times part 2 against the optimizer with those
  * passes off instead of against eager.
  * The CLI and the plugin come from this build (PLUME_BENCH_CLI, PLUME_BENCH_PLUGIN; the
@@ -51,14 +53,19 @@
 
 typedef struct variant {
     const char *name, *mode, *disable;
+    int streams; /* on a GPU: batches kernel by kernel on a stream, not as CUDA graphs */
 } variant;
 
+/* The last one only on a GPU. */
 static const variant variants[] = {
-    {"optimized", "optimized", NULL}, {"eager", "eager", NULL},
-    {"no listgen", "optimized", "listgen"}, {"no demote", "optimized", "demote"},
-    {"no fusion", "optimized", "fusion"}, {"no dse", "optimized", "dse"},
+    {"optimized", "optimized", NULL, 0}, {"eager", "eager", NULL, 0},
+    {"no listgen", "optimized", "listgen", 0}, {"no demote", "optimized", "demote", 0},
+    {"no fusion", "optimized", "fusion", 0}, {"no dse", "optimized", "dse", 0},
+    {"opt-stream", "optimized", NULL, 1},
 };
 enum { NVAR = sizeof variants / sizeof variants[0] };
+
+static int on_gpu(void);
 
 typedef struct run_result {
     int ok;
@@ -74,8 +81,11 @@ static const char *env_or(const char *name, const char *def)
     return v && v[0] ? v : def;
 }
 
-/* Runs the CLI with argv; fills peak RSS. Returns its exit status or -1. */
-static int run_child(char *const argv[], long *max_rss_kb)
+static int on_gpu(void) { return strcmp(env_or("PLUME_BENCH_DEVICE", "cpu"), "cuda") == 0; }
+
+/* Runs the CLI with argv (streams: PLUME_CUDA_GRAPHS=0 for it); fills peak RSS. Returns its
+ * exit status or -1. */
+static int run_child(char *const argv[], int streams, long *max_rss_kb)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -85,6 +95,8 @@ static int run_child(char *const argv[], long *max_rss_kb)
          * (a variant run after another would load most of them from the kernel cache);
          * PLUME_KERNEL_CACHE set by the caller wins */
         setenv("PLUME_KERNEL_CACHE", "off", 0);
+        if (streams)
+            setenv("PLUME_CUDA_GRAPHS", "0", 1);
         execv(argv[0], argv);
         fprintf(stderr, "plume-bench smoke: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -144,7 +156,7 @@ static int cook_variant(const variant *v, const char *dir, int frames, run_resul
     }
     argv[n] = NULL;
     fprintf(stderr, "smoke: cooking %d frames, %s ...\n", frames, v->name);
-    int rc = run_child((char *const *)argv, &r->max_rss_kb);
+    int rc = run_child((char *const *)argv, v->streams, &r->max_rss_kb);
     if (rc != 0) {
         fprintf(stderr, "plume-bench smoke: %s: plume cook exited with %d\n", v->name, rc);
         return 1;
@@ -432,16 +444,17 @@ static int bench_smoke(bench_ctx *bc)
     run_result r[NVAR];
     double per_round[NVAR][9];
     int rc = 0;
+    int nvar = on_gpu() ? NVAR : NVAR - 1;
     for (int k = 0; k < rounds && !rc; k++)
-        for (int j = 0; j < NVAR && !rc; j++) {
-            int i = (j + k) % NVAR;
+        for (int j = 0; j < nvar && !rc; j++) {
+            int i = (j + k) % nvar;
             run_result one;
             rc = cook_variant(&variants[i], dir, frames, &one);
             per_round[i][k] = one.mean_ms;
             if (k == 0 || one.max_rss_kb > r[i].max_rss_kb)
                 r[i] = one;
         }
-    for (int i = 0; i < NVAR && !rc; i++)
+    for (int i = 0; i < nvar && !rc; i++)
         r[i].mean_ms = median_of(per_round[i], rounds);
     if (rc) {
         fprintf(stderr, "plume-bench smoke: outputs kept in %s\n", dir);
@@ -454,7 +467,7 @@ static int bench_smoke(bench_ctx *bc)
            "wall s", "compile", "tasks", "listgen", "fused", "peak MiB", "max|d-eager|");
     char last_eager[4300], last[4300];
     snprintf(last_eager, sizeof last_eager, "%s/smoke_%04d.vdb", r[1].out, frames);
-    for (int i = 0; i < NVAR; i++) {
+    for (int i = 0; i < nvar; i++) {
         snprintf(last, sizeof last, "%s/smoke_%04d.vdb", r[i].out, frames);
         double d = i == 1 ? 0 : max_diff(last, last_eager, "density");
         printf("%-11s %10.1f %12.1f %9.2f %9.2f %9.0f %8.0f %7.0f %9.1f %11.2e\n", variants[i].name,
@@ -485,6 +498,9 @@ static int bench_smoke(bench_ctx *bc)
            "%.1fx fewer list generations\n",
            r[1].mean_ms / r[0].mean_ms, r[1].tasks / r[0].tasks,
            r[0].listgens > 0 ? r[1].listgens / r[0].listgens : INFINITY);
+    if (nvar == NVAR)
+        printf("CUDA graphs vs stream launches (optimized): %.2fx less time per frame\n",
+               r[NVAR - 1].mean_ms / r[0].mean_ms);
     char state[4300];
     snprintf(state, sizeof state, "%s/smoke_%04d.vdb", r[0].out, frames / 2 > 0 ? frames / 2 : 1);
     char steps_out[4300];
