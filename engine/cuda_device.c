@@ -115,10 +115,11 @@ static void open_disk(eng_cuda *cu, int dev_sm)
         ld_size = (long long)st.st_size;
         ld_time = (long long)st.st_mtime;
     }
-    char arch[32], features[PATH_MAX + 128];
+    char arch[32], features[PATH_MAX + 700];
     snprintf(arch, sizeof arch, "cuda sm_%d", dev_sm);
-    snprintf(features, sizeof features, "driver %d; ptx sm_%d; libdevice %s %lld %lld",
-             cu->drv->version, cu->sm, po.libdevice ? po.libdevice : "none", ld_size, ld_time);
+    snprintf(features, sizeof features, "driver %d %s; ptx sm_%d; libdevice %s %lld %lld",
+             cu->drv->version, cu->drv->build, cu->sm, po.libdevice ? po.libdevice : "none",
+             ld_size, ld_time);
     jit_disk_open(&cu->disk, dir, arch, features, 3, plm_runtime_bc_nvptx64,
                   plm_runtime_bc_nvptx64_size);
     free(dir);
@@ -180,7 +181,7 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
                    msg_size) ||
         cuda_pool_create(drv, budget, POOL_SLICES, &cu->pool, msg, msg_size) != 0 ||
         cuda_check(drv, drv->cuMemHostAlloc((void **)&cu->error_flags,
-                                            POOL_SLICES * sizeof *cu->error_flags,
+                                            cu->pool.nslices * sizeof *cu->error_flags,
                                             CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
                    "cuMemHostAlloc", msg, msg_size) ||
         load_rt_kernels(cu, msg, msg_size) != 0) {

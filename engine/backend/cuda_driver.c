@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define DEFAULT_LIBRARY "libcuda.so.1"
 
@@ -165,6 +166,17 @@ int cuda_driver_load(const char *library, cuda_driver **out, char *msg, size_t m
     }
     if (drv->cuDriverGetVersion(&drv->version) != CUDA_SUCCESS)
         drv->version = 0;
+    /* Which build of the driver: its version number is the same for every build of a
+     * branch, whose JIT may still compile differently (the kernel cache's names use this). */
+    Dl_info info;
+    struct stat st;
+    void *sym;
+    memcpy(&sym, &drv->cuInit, sizeof sym);
+    if (dladdr(sym, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+        snprintf(drv->build, sizeof drv->build, "%s %lld %lld", info.dli_fname,
+                 (long long)st.st_size, (long long)st.st_mtime);
+    else
+        snprintf(drv->build, sizeof drv->build, "%s", name);
     char why[512];
     if (cuda_check(drv, drv->cuInit(0), "cuInit", why, sizeof why) != 0) {
         set_msg(msg, msg_size, "CUDA driver %d.%d found but unusable: %s", drv->version / 1000,
@@ -347,11 +359,14 @@ int cuda_link_ptx(const cuda_driver *drv, const char *ptx, void **image, size_t 
     }
     char log[4096];
     log[0] = 0;
-    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *values[] = {log, (void *)(uintptr_t)sizeof log};
+    /* The linker compiles its inputs as relocatable code (nvcc's -rdc=true) unless told
+     * otherwise; a task's PTX is a whole program, as cuModuleLoadDataEx compiles it. */
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                     CU_JIT_POSITION_INDEPENDENT_CODE};
+    void *values[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)0};
     CUlinkState st = NULL;
     char why[512];
-    CUresult r = drv->cuLinkCreate(2, options, values, &st);
+    CUresult r = drv->cuLinkCreate(3, options, values, &st);
     if (r != CUDA_SUCCESS) {
         cuda_check(drv, r, "cuLinkCreate", msg, msg_size);
         return -1;

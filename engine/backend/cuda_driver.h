@@ -75,6 +75,7 @@ enum {
     CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
     CU_JIT_ERROR_LOG_BUFFER = 5,
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_POSITION_INDEPENDENT_CODE = 30, /* CUDA 12: 0 for code that is not relocatable */
 };
 
 /* CUjitInputType: what cuLinkAddData is given. */
@@ -104,6 +105,7 @@ typedef struct cuda_driver {
     int version; /* cuDriverGetVersion: 1000 * major + 10 * minor */
     int has_graphs;
     int has_linker;
+    char build[512]; /* the library's path, size and modification time */
 
     CUresult (*cuInit)(unsigned int flags);
     CUresult (*cuDriverGetVersion)(int *version);

@@ -10,9 +10,10 @@ void plm_rt_set_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t ne
         rt->error_snode = snode;
         rt->error_needed = needed;
         RT_STORE_REL(&rt->error, code);
+        /* the first error raises it; later ones find it up (clearing lowers both) */
+        if (rt->error_flag)
+            RT_STORE_REL(rt->error_flag, 1u);
     }
-    if (rt->error_flag)
-        RT_STORE_REL(rt->error_flag, 1u);
 }
 
 uint32_t plm_rt_error(const plm_runtime *rt)

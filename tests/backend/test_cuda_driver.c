@@ -70,6 +70,10 @@ static int test_fake(const char *path, const char *old_path)
     if (!drv)
         CHECK_DONE();
     CHECK_EQ(drv->version, 12040);
+    /* the build: the library's path, then its size and time */
+    long long bsize = 0, btime = 0;
+    CHECK(strncmp(drv->build, path, strlen(path)) == 0 &&
+          sscanf(drv->build + strlen(path), " %lld %lld", &bsize, &btime) == 2 && bsize > 0);
     CHECK_EQ(drv->has_graphs, 0); /* the fake exports no graph entry point */
     CHECK(drv->cuGraphLaunch == NULL && drv->cuStreamBeginCapture == NULL);
     CHECK(drv->cuMemAlloc != NULL && drv->cuLaunchKernel != NULL);
