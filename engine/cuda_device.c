@@ -150,6 +150,7 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
         return -1;
     }
     int dev_sm = cu->info.sm_major * 10 + cu->info.sm_minor;
+    cu->dev_sm = dev_sm;
     cu->sm = ptx_sm_for(dev_sm);
     if (!cu->sm) {
         snprintf(msg, msg_size, "device %s is sm_%d; Plume needs sm_70 or newer", cu->info.name,
@@ -194,6 +195,8 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
     cu->verbose = v && v[0] == '1';
     if (drv->has_linker)
         open_disk(cu, dev_sm);
+    if (!cuda_ptxas_find(cu->ptxas, sizeof cu->ptxas))
+        cu->ptxas[0] = 0;
     snprintf(cu->desc, sizeof cu->desc, "CUDA: %s (sm_%d, %d SMs, driver %d.%d, %zu MiB pool)",
              cu->info.name, dev_sm, cu->info.multiprocessors, drv->version / 1000,
              drv->version % 1000 / 10, cu->pool.bytes >> 20);
@@ -210,11 +213,13 @@ void eng_cuda_close(eng_cuda *cu)
         drv->cuStreamSynchronize(cu->stream);
     if (cu->verbose)
         fprintf(stderr,
-                "plume: cuda: %llu tasks compiled (LLVM to PTX %.1f s, driver PTX to machine code "
-                "%.1f s, summed over threads), %llu of them loaded from the kernel cache (%.1f s); "
-                "%llu kernels, %llu graph launches (%llu built), %llu stream batches, %.3f s on "
-                "the GPU\n",
+                "plume: cuda: %llu tasks compiled (LLVM to PTX %.1f s, PTX to machine code %.1f s, "
+                "summed over threads; %llu by ptxas%s), %llu of them loaded from the kernel cache "
+                "(%.1f s); %llu kernels, %llu graph launches (%llu built), %llu stream batches, "
+                "%.3f s on the GPU\n",
                 (unsigned long long)cu->stats.tasks_compiled, cu->stats.emit_s, cu->stats.load_s,
+                (unsigned long long)cu->stats.tasks_ptxas,
+                cu->ptxas[0] ? (cu->ptxas_refused ? ", then refused" : "") : ", none found",
                 (unsigned long long)cu->stats.tasks_from_disk, cu->stats.disk_s,
                 (unsigned long long)cu->stats.kernels, (unsigned long long)cu->stats.graph_launches,
                 (unsigned long long)cu->stats.graphs_built,

@@ -5,6 +5,7 @@
 
 #include "engine/backend/cuda_driver.h"
 #include "engine/backend/cuda_pool.h"
+#include "engine/backend/cuda_ptxas.h"
 #include "engine/codegen/jit_disk.h"
 #include "engine/exec_cuda.h"
 
@@ -35,6 +36,11 @@ struct eng_cuda {
     cuda_context cc;
     cuda_device_info info;
     int sm;            /* what PTX is generated for */
+    int dev_sm;        /* the device's compute capability (major * 10 + minor) */
+    /* the toolkit's ptxas (cuda_ptxas.h) when one is found, else empty; ptxas_refused is set
+     * (atomically, from compile threads) once the driver refuses a cubin it made */
+    char ptxas[4096];
+    int ptxas_refused;
     CUstream stream;
     CUevent ev_start, ev_end;
     cuda_pool pool;

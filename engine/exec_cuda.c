@@ -49,6 +49,7 @@ typedef struct compile_job {
     double seconds, emit_s;
     int failed;
     int from_disk;
+    int by_ptxas;
     char err[1024];
 } compile_job;
 
@@ -88,12 +89,46 @@ static int from_disk(compile_job *j, uint64_t dname)
     return 1;
 }
 
-/* Loads the task's PTX into the device's context (current on this thread). With the disk cache
- * on, through the driver's linker, whose machine code is then stored; where that fails, as PTX
- * directly (the code is the same, only not kept). */
+/* The task's machine code from the toolkit's ptxas, loaded (and stored when dname): 1 when that
+ * worked. A cubin the driver refuses (a toolkit newer than the driver) turns ptxas off for the
+ * context: every task would be compiled twice otherwise. */
+static int by_ptxas(compile_job *j, const char *ptx, uint64_t dname)
+{
+    eng_cuda *cu = j->cu;
+    if (!cu->ptxas[0] || __atomic_load_n(&cu->ptxas_refused, __ATOMIC_RELAXED))
+        return 0;
+    void *image = NULL;
+    size_t size = 0;
+    char why[1024];
+    if (cuda_ptxas_compile(cu->ptxas, cu->dev_sm, ptx, &image, &size, why, sizeof why) != 0) {
+        if (cu->verbose)
+            fprintf(stderr, "plume: cuda: task '%s' by ptxas: %s\n", j->name ? j->name : "?", why);
+        return 0;
+    }
+    int ok = cuda_module_load_image(cu->drv, image, &j->module, why, sizeof why) == 0;
+    if (ok && dname)
+        jit_disk_store(&cu->disk, dname, image, size, j->instructions);
+    free(image);
+    if (!ok) {
+        j->module = NULL;
+        if (!__atomic_exchange_n(&cu->ptxas_refused, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "plume: cuda: the driver refuses what %s makes (%s); compiling with "
+                            "the driver from here on\n", cu->ptxas, why);
+    }
+    return ok;
+}
+
+/* Loads the task's PTX into the device's context (current on this thread): by the toolkit's
+ * ptxas where there is one (processes side by side, where the driver compiles one task at a
+ * time); else, with the disk cache on, through the driver's linker, whose machine code is then
+ * stored; where those fail, as PTX directly (the code is the same, only not kept). */
 static int load_ptx(compile_job *j, const char *ptx, uint64_t dname)
 {
     eng_cuda *cu = j->cu;
+    if (by_ptxas(j, ptx, dname)) {
+        j->by_ptxas = 1;
+        return 0;
+    }
     if (dname && cu->drv->has_linker) {
         void *image = NULL;
         size_t size = 0;
@@ -193,6 +228,7 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
             cu->stats.load_s += j->from_disk ? 0 : j->seconds - j->emit_s;
             cu->stats.disk_s += j->from_disk ? j->seconds : 0;
             cu->stats.tasks_from_disk += (uint64_t)j->from_disk;
+            cu->stats.tasks_ptxas += (uint64_t)j->by_ptxas;
             if (j->failed) {
                 if (rc == ENG_OK)
                     rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' for %s: %s",

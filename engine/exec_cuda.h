@@ -72,6 +72,7 @@ typedef struct eng_cuda_stats {
     double compile_s;          /* summed over compile threads */
     double emit_s, load_s;     /* of which LLVM to PTX, and the driver's PTX to machine code */
     uint64_t tasks_from_disk;  /* of tasks_compiled, loaded from the kernel cache */
+    uint64_t tasks_ptxas;      /* of tasks_compiled, assembled by the toolkit's ptxas */
     double disk_s;             /* of compile_s, loading those */
 } eng_cuda_stats;
 void eng_cuda_get_stats(const eng_cuda *cu, eng_cuda_stats *out);
