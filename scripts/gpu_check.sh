@@ -3,10 +3,11 @@
 # the build first with scripts/device_bundle.sh and carry .devbundle). From the repository root:
 #   scripts/gpu_check.sh [OUT_DIR] [PART...]
 # parts, run in the order given (default: smoke bench tests):
-#   smoke   frames 1-8 of the default scene on the GPU with --stats: optimized with an empty
-#           kernel cache (compiled through the driver's linker, stored), optimized again (the
-#           cache's machine code: frame 1 should not compile), eager, and optimized with the
-#           cache off (PTX loaded as such: the GPU time should match the first two)
+#   smoke   frames 1-8 of the default scene on the GPU with --stats, optimized: with an empty
+#           kernel cache (the toolkit's ptxas compiles, the cache stores), again (frame 1 should
+#           not compile), without ptxas into an empty cache (the driver's linker), without ptxas
+#           or cache (the driver's JIT of plain PTX: the old path, whose GPU time the others
+#           should match); then eager
 #   bench   plume-bench gpu mgpcg, maccormack (256^3), smoke (--quick), micro, with JSON
 #   tests   the kernel-running tests with PLUME_DEVICE=cuda
 #   more    the scene on streams instead of graphs, and with the launch thread (totals into
@@ -50,6 +51,33 @@ step() {
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc; } >> "$log" 2>&1
 for p in $parts; do
   case $p in
+    bench)
+      # with the kernel cache the smoke part filled: the benches' compile columns are not cold
+      for s in mgpcg maccormack smoke micro; do
+        echo "== plume-bench gpu $s" >> "$log"
+        q=; [ $s = smoke ] && q=--quick   # 3 frames per variant
+        step 240 build/bin/plume-bench gpu "$s" $q --json "$out/gpu_$s.json" >> "$log" 2>&1
+      done
+      grep -E "geometric|graphs vs|fewer \(target" "$log" ;;
+    smoke)
+      # two stats files come back (8 files at most); the others' totals go into bench.txt
+      for v in ptxas-cold:optimized ptxas-warm:optimized linker:optimized jit:optimized \
+               eager:eager; do
+        name=${v%:*} mode=${v#*:} kc=$PLUME_KERNEL_CACHE px=
+        st=/tmp/smoke_$name.json
+        case $name in
+          ptxas-cold) st=$out/smoke_optimized.json ;;
+          eager) st=$out/smoke_eager.json ;;
+          linker) kc=/tmp/plume-gpu-kernels-linker px=off; rm -rf "$kc" ;;
+          jit) kc=off px=off ;;
+        esac
+        echo "== smoke $name ($mode, PLUME_KERNEL_CACHE=$kc PLUME_PTXAS=${px:-default})" >> "$log"
+        step 150 env PLUME_KERNEL_CACHE=$kc ${px:+PLUME_PTXAS=$px} build/bin/plume cook \
+          scenes/smoke_plume.json --frames 1-8 --device cuda --mode $mode \
+          --out /tmp/gpu-smoke-$name --stats "$st" --no-checkpoint >> "$log" 2>&1
+        grep -A22 '"totals"' "$st" >> "$log" 2>/dev/null
+        tail -2 "$log"
+      done ;;
     bench)
       # with the kernel cache the smoke part filled: the benches' compile columns are not cold
       for s in mgpcg maccormack smoke micro; do
