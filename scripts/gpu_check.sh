@@ -48,7 +48,8 @@ step() {
   echo "== rc $rc in $(( $(date +%s) - t0 )) s (limit $left): $*" >> "$log"
   return $rc
 }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc; } >> "$log" 2>&1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  /usr/local/cuda/bin/ptxas --version | tail -1; } >> "$log" 2>&1
 for p in $parts; do
   case $p in
     bench)
