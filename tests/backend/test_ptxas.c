@@ -9,14 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-#define CHECK(c)                                                                                \
-    do {                                                                                        \
-        if (!(c)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);              \
-            failures++;                                                                         \
-        }                                                                                       \
-    } while (0)
+#include "tests/check.h"
 
 /* A kernel that stores 7 through its parameter: valid PTX for sm_80 and later. */
 static const char *good =
@@ -40,10 +33,8 @@ static int entries(const char *dir)
 int main(void)
 {
     char path[4096], msg[1024];
-    if (!cuda_ptxas_find(path, sizeof path)) {
-        printf("skipped: no ptxas (/usr/local/cuda/bin/ptxas absent and PLUME_PTXAS unset)\n");
-        return 77;
-    }
+    if (!cuda_ptxas_find(path, sizeof path))
+        SKIP("no ptxas (/usr/local/cuda/bin/ptxas absent and PLUME_PTXAS unset)");
     char found[4096];
     snprintf(found, sizeof found, "%s", path);
     setenv("PLUME_PTXAS", "off", 1);
@@ -80,7 +71,5 @@ int main(void)
     CHECK(strstr(msg, "/nonexistent/ptxas") != NULL);
     CHECK(entries(tmp) == 0);
     rmdir(tmp);
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures != 0;
+    CHECK_DONE();
 }
