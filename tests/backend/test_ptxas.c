@@ -34,7 +34,8 @@ int main(void)
 {
     char path[4096], msg[1024];
     if (!cuda_ptxas_find(path, sizeof path))
-        SKIP("no ptxas: PLUME_PTXAS is off or names no executable, or /usr/local/cuda/bin/ptxas is absent");
+        SKIP("no ptxas: PLUME_PTXAS is off or names no executable, or "
+             "/usr/local/cuda/bin/ptxas is absent");
     char found[4096];
     snprintf(found, sizeof found, "%s", path);
     setenv("PLUME_PTXAS", "off", 1);
