@@ -102,7 +102,8 @@ static int by_ptxas(compile_job *j, const char *ptx, uint64_t dname)
     char why[1024];
     if (cuda_ptxas_compile(cu->ptxas, cu->dev_sm, ptx, &image, &size, why, sizeof why) != 0) {
         if (cu->verbose)
-            fprintf(stderr, "plume: cuda: task '%s' by ptxas: %s\n", j->name ? j->name : "?", why);
+            fprintf(stderr, "plume: cuda: task '%s' by ptxas: %s\n", j->name ? j->name : "?",
+                    why);
         return 0;
     }
     int ok = cuda_module_load_image(cu->drv, image, &j->module, why, sizeof why) == 0;

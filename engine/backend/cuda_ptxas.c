@@ -89,11 +89,11 @@ int cuda_ptxas_compile(const char *ptxas, int sm, const char *ptx, void **image,
     *image = NULL;
     *size = 0;
     const char *tmp = getenv("TMPDIR");
+    tmp = tmp && tmp[0] ? tmp : "/tmp";
     char dir[4096], in[4200], out[4200], log[4200], arch[32];
-    snprintf(dir, sizeof dir, "%s/plume-ptxas-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "%s/plume-ptxas-XXXXXX", tmp);
     if (!mkdtemp(dir)) {
-        set_msg(msg, msg_size, "ptxas: cannot make a folder in %s: %s", tmp && tmp[0] ? tmp : "/tmp",
-                strerror(errno));
+        set_msg(msg, msg_size, "ptxas: cannot make a folder in %s: %s", tmp, strerror(errno));
         return -1;
     }
     snprintf(in, sizeof in, "%s/task.ptx", dir);
