@@ -75,6 +75,12 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 }
 
 const char *eng_error(const eng_context *ctx) { return ctx ? ctx->err : "no engine context"; }
+
+void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user)
+{
+    ctx->progress = fn;
+    ctx->progress_user = user;
+}
 uint64_t eng_memory_bytes(const eng_context *ctx)
 {
 #if PLUME_HAVE_KERNELS

@@ -63,6 +63,12 @@ const char *eng_device_name(eng_context *ctx);
  * stream. Ignored on the CPU. */
 void eng_set_cuda_graphs(eng_context *ctx, int on);
 
+/* Long work inside a call, for a progress display: compiling a batch's new tasks reports
+ * ("compiling kernels", done, total) as they finish (0 of total first). Called on the context's
+ * thread only: work on the launch thread reports nothing. fn NULL: none. */
+typedef void (*eng_progress_fn)(void *user, const char *stage, uint32_t done, uint32_t total);
+void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user);
+
 /* The layout (SNodes only, no place()) of a field of dimension dim (0..3) whose declaration
  * names none: 3 is PLM_LAYOUT_DEFAULT (OpenVDB's tree); 2 the same tree in x, y; 1 a pointer
  * array of 512-cell blocks over [0, 2^21); 0 one cell (a scalar kept with the fields).

@@ -22,6 +22,8 @@
 #define ENG_ERR_SIZE 4096
 
 struct eng_context {
+    eng_progress_fn progress; /* eng_set_progress */
+    void *progress_user;
     int threads;
     uint64_t budget;
     eng_field **fields;
@@ -58,6 +60,10 @@ extern _Thread_local char *eng_thread_err;
 
 int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* eng_set_progress's callback for compiles (done of total tasks), where one is set and this is
+ * the context's thread (exec.c). */
+void eng_report_compile(eng_context *ctx, uint32_t done, uint32_t total);
 
 int eng_field_new(eng_context *ctx, const eng_field_desc *desc, eng_field **out);
 /* n fields placed in one new tree (aos: interleaved per voxel), ids ctx->nfields .. + n - 1

@@ -266,6 +266,12 @@ static void profile_task(eng_context *ctx, const sfg_exec_task *t, const eng_cod
     }
 }
 
+void eng_report_compile(eng_context *ctx, uint32_t done, uint32_t total)
+{
+    if (ctx->progress && total && !eng_on_launch_thread())
+        ctx->progress(ctx->progress_user, "compiling kernels", done, total);
+}
+
 int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
                          const unsigned char *fresh)
 {
@@ -280,8 +286,16 @@ int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *con
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
         if (fresh[i])
             rc = submit_code(ctx, &batch->tasks[i], codes[i], pending, &npending);
-    char err[512];
-    if (npending && jit_wait_all(pending, npending, err, sizeof err) != 0 && rc == ENG_OK)
+    /* waited on one by one, in the order the compile threads take them, for the progress */
+    char err[512], msg[512];
+    int failed = 0;
+    eng_report_compile(ctx, 0, (uint32_t)npending);
+    for (int i = 0; i < npending; i++) {
+        if (jit_wait(pending[i], msg, sizeof msg) != 0 && !failed++)
+            snprintf(err, sizeof err, "%s", msg);
+        eng_report_compile(ctx, (uint32_t)i + 1, (uint32_t)npending);
+    }
+    if (failed && rc == ENG_OK)
         rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
     free(pending);
     return rc;

@@ -215,10 +215,12 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
     }
     if (rc == ENG_OK && njobs) {
         compile_set set = {jobs};
+        eng_report_compile(ctx, 0, njobs);
         if (cpu_pool_parallel_for(ctx->pool, njobs, 1, compile_items, &set, err, sizeof err) != 0)
             rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
         /* Back on this thread, the device's context is still current (workers set their own). */
         cu->drv->cuCtxSetCurrent(cu->cc.ctx);
+        eng_report_compile(ctx, njobs, njobs);
         for (uint32_t k = 0; k < njobs; k++) {
             compile_job *j = &jobs[k];
             if (j->module && grow((void **)&cu->modules, &cu->cap_modules, cu->nmodules + 1,

@@ -53,8 +53,26 @@ void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
 
 void pl_progress(pl_context *ctx, double fraction, const char *stage)
 {
-    if (ctx && ctx->host.progress)
-        ctx->host.progress(ctx->host.user, fraction, stage);
+    if (!ctx || !ctx->host.progress)
+        return;
+    double now = now_s();
+    if (now - ctx->progress_last < 0.1)
+        return;
+    ctx->progress_last = now;
+    char text[256];
+    if (ctx->progress_at[0])
+        snprintf(text, sizeof text, "%s: %s", ctx->progress_at, stage);
+    else
+        snprintf(text, sizeof text, "%s", stage);
+    ctx->host.progress(ctx->host.user, fraction < 0 ? 0 : fraction > 1 ? 1 : fraction, text);
+}
+
+/* The engine's long work (compiling), on the context's thread. */
+static void engine_progress(void *user, const char *stage, uint32_t done, uint32_t total)
+{
+    char text[128];
+    snprintf(text, sizeof text, "%s %u/%u", stage, done, total);
+    pl_progress(user, total ? (double)done / total : 1.0, text);
 }
 
 int pl_cancelled(pl_context *ctx)
@@ -138,6 +156,7 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     eng_mode em = {opts.mode == PLUME_MODE_EAGER, opts.disabled_passes & 0xfu,
                    opts.flush_every ? opts.flush_every : PL_DEFAULT_FLUSH_EVERY, 0};
     eng_set_mode(ctx->eng, &em);
+    eng_set_progress(ctx->eng, engine_progress, ctx);
     /* cuda: the GPU or a clear failure; auto: the GPU when one answers, else the CPU, saying
      * why in one line. (PLUME_DEVICE=cuda in the environment already put the engine there.) */
     if (opts.device != PLUME_DEVICE_CPU && !eng_on_cuda(ctx->eng) &&
@@ -267,12 +286,20 @@ plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t c
     }
     double t0 = now_s();
     plume_status st = PLUME_OK;
+    if (ci.substeps > 1 && ci.substep < ci.substeps)
+        snprintf(ctx->progress_at, sizeof ctx->progress_at, "frame %lld, substep %u/%u",
+                 (long long)ci.frame, ci.substep + 1, ci.substeps);
+    else
+        snprintf(ctx->progress_at, sizeof ctx->progress_at, "frame %lld", (long long)ci.frame);
     for (uint32_t i = 0; i < count && st == PLUME_OK; i++) {
         if (pl_cancelled(ctx)) {
             st = pl_fail(ctx, PLUME_ERR_CANCELLED, "cook: cancelled by the host");
             break;
         }
         pl_node *n = pl_node_get(nodes[i]);
+        char stage[160];
+        snprintf(stage, sizeof stage, "%s (node %u of %u)", n->name, i + 1, count);
+        pl_progress(ctx, (double)i / count, stage);
         st = pl_node_cook(n, &ci);
     }
     ctx->stats.wall_s += now_s() - t0;

@@ -75,6 +75,10 @@ struct pl_context {
     char err[4096];
     plume_stats stats;
     struct ckpt_job *ckpt_pending; /* save_begin's write in flight (ext_checkpoint.c) */
+    /* progress: where the current cook is ("frame 3, substep 2/4"), for the engine's reports
+     * during it and the sync after; when the host was last told (pl_progress throttles) */
+    char progress_at[96];
+    double progress_last;
 };
 
 /* Waits for the context's pending checkpoint write (save_begin), if any: its failure is
@@ -87,6 +91,8 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Tells the host's progress callback, at most ten times a second (calls in between are
+ * dropped); "STAGE" becomes "PROGRESS_AT: STAGE" while a cook's place is known. */
 void pl_progress(pl_context *ctx, double fraction, const char *stage);
 int pl_cancelled(pl_context *ctx);
 plume_status pl_from_engine(pl_context *ctx, int eng_rc);

@@ -68,6 +68,16 @@ static void log_cb(void *user, plume_log_level level, const char *msg)
         fprintf(stderr, "plume: %s\n", msg);
 }
 
+/* On a terminal: the last finished frame's line, and the plugin's stage inside the frame
+ * being cooked after it (the first frame is mostly compiling, and says so). */
+static char status_line[256] = "starting";
+
+static void progress_cb(void *user, double fraction, const char *stage)
+{
+    (void)user;
+    fprintf(stderr, "\r\033[K%s  | %s (%.0f%%)", status_line, stage, 100.0 * fraction);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -406,7 +416,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         return EXIT_WORK;
     }
     const plume_plugin *api = p.api;
-    plume_host h = {sizeof h, NULL, log_cb, NULL, is_cancelled};
+    int tty = isatty(2) && !quiet;
+    plume_host h = {sizeof h, NULL, log_cb, tty ? progress_cb : NULL, is_cancelled};
     plume_context *ctx = NULL;
     int rc = EXIT_WORK;
     json_t *frames_json = json_array();
@@ -493,7 +504,6 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    int tty = isatty(2) && !quiet;
     int64_t nframes = sc.frame_end - first + 1;
     if (!quiet)
         fprintf(stderr, "plume: cooking %s, frames %lld-%lld on %s%s -> %s/\n", sc.path, (long long)first,
@@ -564,9 +574,12 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         double elapsed = now_s() - t_start;
         char eta[32];
         fmt_duration(elapsed / (double)done_frames * (double)(nframes - done_frames), eta, sizeof eta);
-        if (tty)
-            fprintf(stderr, "\r\033[Kframe %lld/%lld (%lld)  %.0f active voxels  %.1f ms/frame  ETA %s",
-                    (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, eta);
+        if (tty) {
+            snprintf(status_line, sizeof status_line,
+                     "frame %lld/%lld (%lld)  %.0f active voxels  %.1f ms/frame  ETA %s",
+                     (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, eta);
+            fprintf(stderr, "\r\033[K%s", status_line);
+        }
         else if (!quiet)
             fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substeps\n",
                     (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *plugin_path;
 
@@ -191,8 +192,56 @@ static void *cook_thread(void *arg)
     return NULL;
 }
 
+/* The host's progress callback during a cook: the node being cooked, then (first cook) the
+ * kernels compiling, on the cooking thread, fractions in [0, 1], at most ten calls a second. */
+typedef struct progress_seen {
+    int calls, bad;
+    char first[256];
+    double last_t, min_gap;
+    pthread_t thread;
+} progress_seen;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_progress(void *user, double fraction, const char *stage)
+{
+    progress_seen *p = user;
+    double t = mono_s();
+    if (p->calls == 0)
+        snprintf(p->first, sizeof p->first, "%.3f %s", fraction, stage);
+    else if (t - p->last_t < p->min_gap)
+        p->min_gap = t - p->last_t;
+    p->last_t = t;
+    if (!(fraction >= 0 && fraction <= 1) || !stage || strncmp(stage, "frame 1", 7) != 0 ||
+        !pthread_equal(pthread_self(), p->thread))
+        p->bad++;
+    p->calls++;
+}
+
+static void check_progress(const plume_plugin *api)
+{
+    progress_seen seen = {.min_gap = 1e9, .thread = pthread_self()};
+    plume_host h = {sizeof h, &seen, NULL, on_progress, NULL};
+    plume_context *ctx = NULL;
+    CHECK_STATUS(api->context_create(NULL, &h, &ctx), PLUME_OK);
+    if (!ctx)
+        return;
+    cook_sphere(api, ctx, 0.25);
+    api->context_destroy(ctx);
+    printf("progress: %d calls, first '%s'\n", seen.calls, seen.first);
+    CHECK(seen.calls >= 1 && seen.bad == 0);
+    CHECK(strcmp(seen.first, "0.000 frame 1: emit (node 1 of 1)") == 0);
+    CHECK(seen.min_gap >= 0.099);
+}
+
 static void run_once(const plume_plugin *api)
 {
+    check_progress(api);
     check_descriptors(api);
     plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 2, 0, PLUME_MODE_OPTIMIZED, 0, 0};
     plume_context *a = NULL, *b = NULL;
