@@ -193,10 +193,11 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
     cu->graphs_on = drv->has_graphs && !(g && !strcmp(g, "0"));
     const char *v = getenv("PLUME_CUDA_VERBOSE");
     cu->verbose = v && v[0] == '1';
-    if (drv->has_linker)
-        open_disk(cu, dev_sm);
     if (!cuda_ptxas_find(cu->ptxas, sizeof cu->ptxas))
         cu->ptxas[0] = 0;
+    /* machine code to keep comes from ptxas or from the driver's linker */
+    if (cu->ptxas[0] || drv->has_linker)
+        open_disk(cu, dev_sm);
     snprintf(cu->desc, sizeof cu->desc, "CUDA: %s (sm_%d, %d SMs, driver %d.%d, %zu MiB pool)",
              cu->info.name, dev_sm, cu->info.multiprocessors, drv->version / 1000,
              drv->version % 1000 / 10, cu->pool.bytes >> 20);

@@ -48,7 +48,8 @@ struct eng_cuda {
      * (plm_tree_set_error_flag), polled after each batch without moving the tree's pages */
     uint32_t *error_flags;
     /* compiled tasks' machine code kept between processes (jit_disk.h: the CPU's folder, an
-     * identity of its own); off where the driver has no linker or the cache is off */
+     * identity of its own); off where neither ptxas nor the driver's linker makes a cubin, or
+     * the cache is off */
     jit_disk disk;
     int verbose; /* PLUME_CUDA_VERBOSE=1: compile figures at close, cache misses as they come */
     char desc[400];

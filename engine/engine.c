@@ -81,6 +81,7 @@ void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user)
     ctx->progress = fn;
     ctx->progress_user = user;
 }
+
 uint64_t eng_memory_bytes(const eng_context *ctx)
 {
 #if PLUME_HAVE_KERNELS

@@ -79,27 +79,6 @@ for p in $parts; do
         grep -A22 '"totals"' "$st" >> "$log" 2>/dev/null
         tail -2 "$log"
       done ;;
-    bench)
-      # with the kernel cache the smoke part filled: the benches' compile columns are not cold
-      for s in mgpcg maccormack smoke micro; do
-        echo "== plume-bench gpu $s" >> "$log"
-        q=; [ $s = smoke ] && q=--quick   # 3 frames per variant
-        step 240 build/bin/plume-bench gpu "$s" $q --json "$out/gpu_$s.json" >> "$log" 2>&1
-      done
-      grep -E "geometric|graphs vs|fewer \(target" "$log" ;;
-    smoke)
-      # two stats files come back (8 files at most); the others' totals go into bench.txt
-      for v in optimized:cold optimized:warm eager:on optimized:off; do
-        echo "== smoke ${v%:*}, kernel cache ${v#*:}" >> "$log"
-        st=/tmp/smoke_${v/:/_}.json
-        [ "$v" = optimized:cold ] || [ "$v" = eager:on ] && st=$out/smoke_${v%:*}.json
-        kc=$PLUME_KERNEL_CACHE; [ "$v" = optimized:off ] && kc=off
-        step 150 env PLUME_KERNEL_CACHE=$kc build/bin/plume cook scenes/smoke_plume.json \
-          --frames 1-8 --device cuda --mode "${v%:*}" --out "/tmp/gpu-smoke-${v%:*}" \
-          --stats "$st" --no-checkpoint >> "$log" 2>&1
-        grep -A22 '"totals"' "$st" >> "$log" 2>/dev/null
-        tail -2 "$log"
-      done ;;
     more)
       # streams instead of graphs, and the launch thread: totals into one file (8 files at most)
       step 120 env PLUME_CUDA_GRAPHS=0 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 \

@@ -165,9 +165,10 @@ typedef struct plm_runtime {
     plm_rt_snode snodes[PLM_RT_MAX_SNODES];
     plm_rt_field fields[PLM_RT_MAX_FIELDS];
     /* NULL, or a word outside the arena that the first error recorded after a clear raises
-     * (to 1) and plm_rt_clear_error zeroes: up exactly while an error is pending. Where the arena's pages live on a GPU, the host polls this
-     * word after each batch (plm_tree_set_error_flag): reading `error` itself would move the
-     * page that every kernel uses to the host, and every kernel after would fault it back. */
+     * (to 1) and plm_rt_clear_error zeroes: up exactly while an error is pending. Where the
+     * arena's pages live on a GPU, the host polls this word after each batch
+     * (plm_tree_set_error_flag): reading `error` itself would move the page that every kernel
+     * uses to the host, and every kernel after would fault it back. */
     uint32_t *error_flag;
 } plm_runtime;
 
