@@ -97,6 +97,7 @@ typedef struct eng_stats {
     uint64_t tasks_from_disk;    /* ... of which loaded from the kernel cache on disk */
     uint64_t instructions;       /* LLVM instructions emitted, after optimization */
     uint64_t flushes;
+    uint64_t flushes_memoized;   /* ... optimized by the memo of earlier flushes' results */
     uint64_t batches_async;      /* batches run on the launch thread */
     double compile_s;            /* wall time in the JIT, summed over compile threads */
     double backend_s;            /* wall time running tasks */

@@ -160,6 +160,7 @@ int eng_set_mode(eng_context *ctx, const eng_mode *mode)
     ctx->stats_base.stores_eliminated += old->stores_eliminated;
     ctx->stats_base.tasks_eliminated += old->tasks_eliminated;
     ctx->stats_base.flushes += old->flushes;
+    ctx->stats_base.flushes_memoized += old->flushes_memoized;
     ctx->stats_base.optimizer_s += old->optimizer_s;
     sfg_queue_destroy(ctx->queue);
     ctx->queue = q;
@@ -188,6 +189,7 @@ void eng_get_stats(eng_context *ctx, eng_stats *out)
     out->stores_eliminated += s->stores_eliminated;
     out->tasks_eliminated += s->tasks_eliminated;
     out->flushes += s->flushes;
+    out->flushes_memoized += s->flushes_memoized;
     out->optimizer_s += s->optimizer_s;
     jit_stats js;
     jit_get_stats(ctx->jit, &js);

@@ -26,6 +26,10 @@ sfg_queue *sfg_queue_create(sfg_bank *bank, sfg_executor_fn exec, void *exec_ud,
     const char *dir = opt && opt->dump_dir ? opt->dump_dir : getenv("PLUME_SFG_DUMP");
     snprintf(q->dump_dir, sizeof q->dump_dir, "%s", dir ? dir : "");
     q->opt.dump_dir = q->dump_dir;
+    const char *memo = getenv("PLUME_SFG_MEMO");
+    q->memo_on = !q->opt.eager && !q->opt.no_memo && !q->dump_dir[0] &&
+                 (q->opt.disabled_passes & SFG_PASS_ALL) != SFG_PASS_ALL &&
+                 !(memo && !strcmp(memo, "0"));
     if (sfg_graph_init(&q->g)) {
         free(q);
         return NULL;
@@ -37,6 +41,7 @@ void sfg_queue_destroy(sfg_queue *q) {
     if (!q)
         return;
     sfg_graph_free(&q->g);
+    sfg_memo_free(&q->memo);
     free(q);
 }
 
@@ -161,6 +166,29 @@ static int run_passes(sfg_queue *q) {
     return SFG_OK;
 }
 
+/* The passes, or what they made of the same flush before (memo.c). A memo that cannot keep an
+ * entry (out of memory) only loses the shortcut. */
+static int optimize(sfg_queue *q) {
+    if (!q->memo_on)
+        return run_passes(q);
+    uint64_t key[2];
+    sfg_memo_key(&q->g, key);
+    const sfg_memo_entry *e = sfg_memo_find(&q->memo, key);
+    if (e) {
+        int rc = sfg_memo_replay(e, &q->g, &q->stats);
+        if (rc)
+            sfg_set_error(q->err, "sfg: out of memory");
+        else
+            q->stats.flushes_memoized++;
+        return rc;
+    }
+    sfg_stats before = q->stats;
+    int rc = run_passes(q);
+    if (!rc)
+        (void)sfg_memo_store(&q->memo, key, &q->g, &before, &q->stats);
+    return rc;
+}
+
 static int cmp_edge(const void *x, const void *y) {
     const sfg_edge *a = x, *b = y;
     if (a->from != b->from)
@@ -202,7 +230,7 @@ static int flush(sfg_queue *q, int sync) {
     if (!rc) {
         sfg_dump(q, "input");
         if ((q->opt.disabled_passes & SFG_PASS_ALL) != SFG_PASS_ALL) {
-            rc = run_passes(q);
+            rc = optimize(q);
             if (!rc)
                 sfg_dump(q, "output");
         }

@@ -247,6 +247,11 @@ typedef struct sfg_options {
     uint32_t fusion_scan;      /* 0: 16. Candidates examined per task per round */
     const char *dump_dir;      /* Graphviz dumps before/after each pass; NULL: $PLUME_SFG_DUMP;
                                 * "" or unset: no dumps. Copied. */
+    int no_memo;               /* 1: optimize every flush afresh. 0: a flush whose tasks,
+                                * arguments and dependencies on earlier batches repeat an
+                                * earlier flush's gets that flush's result without running the
+                                * passes (engine/sfg/memo.c); also off under dumps and with
+                                * PLUME_SFG_MEMO=0 */
 } sfg_options;
 
 /* Parses "listgen,demote,fusion,dse" (any subset, comma-separated, or "" / "none") into
@@ -294,6 +299,7 @@ typedef struct sfg_stats {
     uint64_t stores_eliminated;             /* (task, state) dead stores removed */
     uint64_t tasks_eliminated;              /* tasks deleted because they became empty */
     uint64_t flushes;                       /* batches handed to the executor */
+    uint64_t flushes_memoized;              /* ... of which the memo optimized */
     double optimizer_s;                     /* wall time in graph building and passes */
 } sfg_stats;
 

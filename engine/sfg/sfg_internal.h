@@ -143,6 +143,29 @@ uint32_t sfg_graph_pending(const sfg_graph *g);
  * of its list). */
 int sfg_same_domain(const sfg_node *a, const sfg_node *b);
 
+/* ---- the flush memo (memo.c) ---- */
+
+/* What the passes made of one flush: the pending tasks they left and the counters they moved. */
+typedef struct sfg_memo_entry sfg_memo_entry;
+
+typedef struct sfg_memo {
+    sfg_memo_entry *entry;
+    uint32_t n, cap;
+    size_t bytes;      /* arguments and nodes held, for the bound */
+    sfg_map index;     /* key -> entry index */
+} sfg_memo;
+
+/* The key of the graph as rebuilt at a flush's start: everything the passes read. */
+void sfg_memo_key(const sfg_graph *g, uint64_t key[2]);
+const sfg_memo_entry *sfg_memo_find(const sfg_memo *m, const uint64_t key[2]);
+/* Keeps g's pending tasks (after the passes) under key, with the pass counters' change from
+ * *before to *after. SFG_ENOMEM leaves the memo as it was. */
+int sfg_memo_store(sfg_memo *m, const uint64_t key[2], const sfg_graph *g,
+                   const sfg_stats *before, const sfg_stats *after);
+/* Replaces g's pending tasks by the entry's, adds its counters to *stats, and rebuilds. */
+int sfg_memo_replay(const sfg_memo_entry *e, sfg_graph *g, sfg_stats *stats);
+void sfg_memo_free(sfg_memo *m);
+
 /* ---- the queue and the passes ---- */
 
 struct sfg_queue {
@@ -152,6 +175,8 @@ struct sfg_queue {
     sfg_options opt;
     char dump_dir[512];
     sfg_graph g;
+    sfg_memo memo;
+    int memo_on;      /* passes run, no dumps, not switched off (sfg_options.no_memo) */
     sfg_stats stats;
     uint32_t since_flush;
     uint64_t batch_index;

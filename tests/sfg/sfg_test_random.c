@@ -139,7 +139,7 @@ static int make_program(uint64_t seed, launch_rec *out) {
 /* Runs the program in one configuration; the eager reference advances in lockstep and the
  * worlds are compared at every sync and flush. Returns the number of mismatches. */
 static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t seed, const char *what,
-               uint64_t *launched) {
+               uint64_t *launched, uint64_t *memoized) {
     sfg_options eager = {.eager = 1};
     toy_env ref, opt;
     if (toy_env_init(&ref, &eager, 1, 0) || toy_env_init(&opt, o, 1, 1))
@@ -147,7 +147,10 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
     toy_world_init(&ref.world, (uint32_t)seed);
     toy_world_init(&opt.world, (uint32_t)seed);
     int bad = 0;
-    for (int i = 0; i < n && !bad; i++) {
+    rng r = {seed ^ 0x5851f42d4c957f2dull};
+    /* the program runs twice, so that flushes repeat and the memo of their results is used */
+    for (int j = 0; j < 2 * n && !bad; j++) {
+        int i = j % n;
         int rc1 = toy_launch(&ref, copy_ir(prog[i].ir), prog[i].args, "t");
         int rc2 = toy_launch(&opt, copy_ir(prog[i].ir), prog[i].args, "t");
         if (rc1 || rc2) {
@@ -163,6 +166,20 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
                         (unsigned long long)seed, what, i, rc);
                 bad = 1;
             }
+            /* In the second run the host sometimes flips a cell of a mask after a sync (in
+             * both worlds, telling the queue): lists and activations the passes, or a memo of
+             * their results, relied on are stale from then on. */
+            if (prog[i].sync == 1 && j >= n && next(&r) % 2 == 0) {
+                int sn = pick(&r, TOY_SNODES), c = pick(&r, TOY_N);
+                ref.world.mask[sn][c] ^= 1;
+                opt.world.mask[sn][c] ^= 1;
+                sfg_state s = SFG_STATE(SFG_MASK, (uint32_t)sn);
+                if (sfg_host_write(opt.q, &s, 1)) {
+                    fprintf(stderr, "seed %llu %s: host write failed\n", (unsigned long long)seed,
+                            what);
+                    bad = 1;
+                }
+            }
         }
     }
     if (!bad && (opt.ex.bad_order || opt.ex.missing_dep || opt.world.overflow)) {
@@ -172,6 +189,7 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
         bad = 1;
     }
     *launched += sfg_get_stats(opt.q)->tasks_launched;
+    *memoized += sfg_get_stats(opt.q)->flushes_memoized;
     toy_env_free(&ref);
     toy_env_free(&opt);
     return bad;
@@ -183,23 +201,39 @@ int main(int argc, char **argv) {
     static launch_rec prog[MAX_LAUNCH];
     static const struct {
         uint32_t disabled;
+        int no_memo;
         const char *name;
-    } configs[] = {{0, "all passes"},
-                   {SFG_PASS_LISTGEN, "no listgen"},
-                   {SFG_PASS_DEMOTE, "no demote"},
-                   {SFG_PASS_FUSION, "no fusion"},
-                   {SFG_PASS_DSE, "no dse"}};
-    uint64_t launched[5] = {0}, enqueued = 0, done = 0;
+    } configs[] = {{0, 0, "all passes"},
+                   {SFG_PASS_LISTGEN, 0, "no listgen"},
+                   {SFG_PASS_DEMOTE, 0, "no demote"},
+                   {SFG_PASS_FUSION, 0, "no fusion"},
+                   {SFG_PASS_DSE, 0, "no dse"},
+                   {0, 1, "no memo"}};
+    enum { NCONF = sizeof configs / sizeof configs[0] };
+    uint64_t launched[NCONF] = {0}, memoized[NCONF] = {0}, enqueued = 0, done = 0;
     clock_t t0 = clock();
     for (uint64_t seed = first; seed < first + count; seed++) {
         int n = make_program(seed, prog);
-        enqueued += (uint64_t)n;
+        enqueued += 2 * (uint64_t)n;
+        uint64_t first_launched = 0;
         for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
             sfg_options o = {.disabled_passes = configs[c].disabled,
                              .flush_every = (uint32_t)(seed % 3 == 0 ? 7 + seed % 30 : 0),
-                             .max_fusion_rounds = (uint32_t)(seed % 5 == 0 ? 1 : 0)};
-            if (run(prog, n, &o, seed, configs[c].name, &launched[c]))
+                             .max_fusion_rounds = (uint32_t)(seed % 5 == 0 ? 1 : 0),
+                             .no_memo = configs[c].no_memo};
+            uint64_t before = launched[c];
+            if (run(prog, n, &o, seed, configs[c].name, &launched[c], &memoized[c]))
                 check_failures++;
+            /* a memoized flush launches what the passes would have made of it */
+            if (configs[c].no_memo && launched[c] - before != launched[0] - first_launched) {
+                fprintf(stderr, "seed %llu: %llu tasks launched with the memo, %llu without\n",
+                        (unsigned long long)seed,
+                        (unsigned long long)(launched[0] - first_launched),
+                        (unsigned long long)(launched[c] - before));
+                check_failures++;
+            }
+            if (c == 0)
+                first_launched = before;
         }
         for (int i = 0; i < n; i++)
             free(prog[i].ir);
@@ -210,9 +244,13 @@ int main(int argc, char **argv) {
     }
     printf("%llu programs, %llu tasks enqueued; launched:", (unsigned long long)done,
            (unsigned long long)enqueued);
-    for (size_t c = 0; c < 5; c++)
-        printf(" %s %llu%s", configs[c].name, (unsigned long long)launched[c], c < 4 ? "," : "\n");
-    /* the optimizer must actually do something on these programs */
+    for (size_t c = 0; c < NCONF; c++)
+        printf(" %s %llu%s", configs[c].name, (unsigned long long)launched[c],
+               c + 1 < NCONF ? "," : "\n");
+    printf("flushes memoized: %llu with all passes\n", (unsigned long long)memoized[0]);
+    /* the optimizer must actually do something on these programs, and the memo be used */
     CHECK(launched[0] < enqueued);
+    CHECK(memoized[0] > 0);
+    CHECK_EQ(memoized[NCONF - 1], 0);
     CHECK_DONE();
 }
