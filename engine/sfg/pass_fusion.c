@@ -328,8 +328,10 @@ static int make_fused(sfg_queue *q, const sfg_node *a, const sfg_node *b, sfg_no
         memcpy(args, a->args, a->args_size);
     if (b->args_size)
         memcpy(args + a->args_size, b->args, b->args_size);
+    /* "a+b", which profiles and dumps show; where it does not fit, what fits and "+..." */
     char name[SFG_NAME_MAX];
-    snprintf(name, sizeof name, "%.31s+%.31s", a->name, b->name);
+    if (snprintf(name, sizeof name, "%s+%s", a->name, b->name) >= (int)sizeof name)
+        memcpy(name + sizeof name - 5, "+...", 5);
     rc = sfg_node_init(out, ir, ir.hash, meta, args, n_args, name, ++q->g.next_serial);
     free(args);
     if (!rc)

@@ -314,7 +314,7 @@ void sfg_queue_destroy(sfg_queue *q);
 const char *sfg_error(const sfg_queue *q);
 
 /* Queues a task (ir from this queue's bank). args are copied; name (may be NULL) is copied,
- * truncated, and used in dumps only. In eager mode the task runs before this returns; with
+ * truncated, and used in dumps and profiles only (a fused task's joins its parts' with '+'). In eager mode the task runs before this returns; with
  * flush_every set, the launch that fills the window flushes. */
 int sfg_launch(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size, const char *name);
 /* Optimizes and hands the queued tasks to the executor (sync = 0). No-op when empty. */

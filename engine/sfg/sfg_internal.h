@@ -7,7 +7,7 @@
 #include <stdarg.h>
 
 #define SFG_NONE UINT32_MAX
-#define SFG_NAME_MAX 64
+#define SFG_NAME_MAX 192 /* a fused task's name lists its parts */
 #define SFG_ERR_MAX 256
 
 /* ---- small utilities (util.c) ---- */
