@@ -125,6 +125,17 @@ static void open_disk(eng_cuda *cu, int dev_sm)
     free(dir);
 }
 
+static int create_stage_events(eng_cuda *cu, char *msg, size_t msg_size)
+{
+    for (int i = 0; i < CUDA_STAGES; i++)
+        if (cuda_check(cu->drv, cu->drv->cuEventCreate(&cu->stages[i].start, CU_EVENT_DEFAULT),
+                       "cuEventCreate", msg, msg_size) ||
+            cuda_check(cu->drv, cu->drv->cuEventCreate(&cu->stages[i].end, CU_EVENT_DEFAULT),
+                       "cuEventCreate", msg, msg_size))
+            return -1;
+    return 0;
+}
+
 int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_t msg_size)
 {
     *out = NULL;
@@ -176,10 +187,7 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
                    msg_size) ||
         cuda_check(drv, drv->cuStreamCreate(&cu->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
                    msg, msg_size) ||
-        cuda_check(drv, drv->cuEventCreate(&cu->ev_start, CU_EVENT_DEFAULT), "cuEventCreate", msg,
-                   msg_size) ||
-        cuda_check(drv, drv->cuEventCreate(&cu->ev_end, CU_EVENT_DEFAULT), "cuEventCreate", msg,
-                   msg_size) ||
+        create_stage_events(cu, msg, msg_size) != 0 ||
         cuda_pool_create(drv, budget, POOL_SLICES, &cu->pool, msg, msg_size) != 0 ||
         cuda_check(drv, drv->cuMemHostAlloc((void **)&cu->error_flags,
                                             cu->pool.nslices * sizeof *cu->error_flags,
@@ -193,6 +201,8 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
     cu->graphs_on = drv->has_graphs && !(g && !strcmp(g, "0"));
     const char *v = getenv("PLUME_CUDA_VERBOSE");
     cu->verbose = v && v[0] == '1';
+    const char *as = getenv("PLUME_CUDA_ASYNC");
+    cu->async = !(as && !strcmp(as, "0"));
     if (!cuda_ptxas_find(cu->ptxas, sizeof cu->ptxas))
         cu->ptxas[0] = 0;
     /* machine code to keep comes from ptxas or from the driver's linker */
@@ -210,8 +220,10 @@ void eng_cuda_close(eng_cuda *cu)
     if (!cu)
         return;
     const cuda_driver *drv = cu->drv;
-    if (cu->stream)
+    if (cu->stream) {
         drv->cuStreamSynchronize(cu->stream);
+        eng_cuda_harvest(cu);
+    }
     if (cu->verbose)
         fprintf(stderr,
                 "plume: cuda: %llu tasks compiled (LLVM to PTX %.1f s, PTX to machine code %.1f s, "
@@ -237,8 +249,14 @@ void eng_cuda_close(eng_cuda *cu)
         drv->cuModuleUnload(cu->rt_module);
     if (cu->params_dev)
         drv->cuMemFree(cu->params_dev);
-    if (cu->params_host)
-        drv->cuMemFreeHost(cu->params_host);
+    for (int i = 0; i < CUDA_STAGES; i++) {
+        if (cu->stages[i].host)
+            drv->cuMemFreeHost(cu->stages[i].host);
+        if (cu->stages[i].start)
+            drv->cuEventDestroy(cu->stages[i].start);
+        if (cu->stages[i].end)
+            drv->cuEventDestroy(cu->stages[i].end);
+    }
     if (cu->error_flags)
         drv->cuMemFreeHost(cu->error_flags);
     free(cu->launches);
@@ -247,10 +265,6 @@ void eng_cuda_close(eng_cuda *cu)
     free(cu->task_last);
     cuda_pool_destroy(&cu->pool);
     jit_disk_close(&cu->disk);
-    if (cu->ev_start)
-        drv->cuEventDestroy(cu->ev_start);
-    if (cu->ev_end)
-        drv->cuEventDestroy(cu->ev_end);
     if (cu->stream)
         drv->cuStreamDestroy(cu->stream);
     if (cu->cc.ctx)

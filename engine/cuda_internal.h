@@ -31,6 +31,19 @@ typedef struct cuda_graph_entry {
 
 #define CUDA_GRAPH_CACHE 64
 
+/* Batches that may be in flight at once (PLUME_CUDA_ASYNC): each has a staging buffer of its
+ * own for its task parameters, which the host may refill only after the batch's copy of it
+ * has completed, and a pair of events for its GPU time. */
+#define CUDA_STAGES 8
+
+typedef struct cuda_stage {
+    uint8_t *host;      /* pinned: the batch's task parameters, copied to params_dev */
+    size_t cap;
+    CUevent start, end; /* around the batch on the stream (after the copy: end also says the
+                         * copy has read host) */
+    int busy;           /* recorded, its time not yet added to stats.kernel_s */
+} cuda_stage;
+
 struct eng_cuda {
     const cuda_driver *drv;
     cuda_context cc;
@@ -42,7 +55,6 @@ struct eng_cuda {
     char ptxas[4096];
     int ptxas_refused;
     CUstream stream;
-    CUevent ev_start, ev_end;
     cuda_pool pool;
     /* pinned host memory, one word per pool slice: the error flag of the tree in that slice
      * (plm_tree_set_error_flag), polled after each batch without moving the tree's pages */
@@ -63,10 +75,19 @@ struct eng_cuda {
     CUmodule *modules;
     uint32_t nmodules, cap_modules;
 
-    /* per-batch task parameters: built in pinned host memory, copied once per batch */
+    /* per-batch task parameters: built in a stage's pinned buffer (params_host points at the
+     * current one), copied once per batch into params_dev. One device buffer serves every
+     * batch: a batch's copy into it follows the previous batch's kernels on the stream. */
+    cuda_stage stages[CUDA_STAGES];
+    uint32_t next_stage;
     uint8_t *params_host;
     CUdeviceptr params_dev;
     size_t params_cap;
+    /* 1 (default; PLUME_CUDA_ASYNC=0 turns it off): a batch flushed without a sync, and every
+     * eager launch, is left running; the host waits where it touches the device's memory
+     * (eng_cuda_drain). 0: the host waits after every batch. */
+    int async;
+    int in_flight;      /* batches launched and not waited for */
 
     /* the batch being launched */
     cuda_launch *launches;
@@ -83,6 +104,10 @@ struct eng_cuda {
 
     eng_cuda_stats stats;
 };
+
+/* Adds the GPU time of every finished stage to stats.kernel_s and marks it free; a stage still
+ * running is left (the caller synchronized the stream first to harvest them all). */
+void eng_cuda_harvest(eng_cuda *cu);
 
 /* The number of threads per block the executor uses for a struct_for over leaves of ncells. */
 #define CUDA_RANGE_BLOCK 128u

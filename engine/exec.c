@@ -384,7 +384,7 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
     int rc = eng_resolve_codes(ctx, batch, codes, fresh);
     if (rc == ENG_OK && !batch->sync && use_launch_thread(ctx))
         rc = eng_launcher_submit(ctx, batch, codes, fresh);
-    else if (rc == ENG_OK && (rc = eng_launcher_drain(ctx)) == ENG_OK)
+    else if (rc == ENG_OK && (rc = eng_launcher_drain_thread(ctx)) == ENG_OK)
         rc = eng_exec_resolved(ctx, batch, codes, fresh);
     else
         compile_dropped(ctx, batch, codes, fresh);

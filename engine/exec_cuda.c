@@ -301,6 +301,18 @@ static uint64_t write_params(eng_context *ctx, const sfg_exec_task *t, size_t of
     return d;
 }
 
+void eng_cuda_harvest(eng_cuda *cu)
+{
+    for (int i = 0; i < CUDA_STAGES; i++) {
+        cuda_stage *st = &cu->stages[i];
+        float ms = 0;
+        if (st->busy && cu->drv->cuEventElapsedTime(&ms, st->start, st->end) == CUDA_SUCCESS)
+            cu->stats.kernel_s += 1e-3 * ms;
+        st->busy = 0;
+    }
+}
+
+/* The device buffer for the batch's task parameters, at least `bytes`. */
 static int reserve_params(eng_context *ctx, size_t bytes)
 {
     eng_cuda *cu = ctx->cuda;
@@ -310,8 +322,9 @@ static int reserve_params(eng_context *ctx, size_t bytes)
     while (cap < bytes)
         cap *= 2;
     char msg[256];
-    /* Cached graphs hold the old block's addresses: they go with it. */
+    /* Batches in flight read the old block, and cached graphs hold its addresses: all go. */
     cu->drv->cuStreamSynchronize(cu->stream);
+    eng_cuda_harvest(cu);
     for (uint32_t i = 0; i < cu->ngraphs; i++) {
         cu->drv->cuGraphExecDestroy(cu->graphs[i].exec);
         free(cu->graphs[i].launches);
@@ -320,21 +333,71 @@ static int reserve_params(eng_context *ctx, size_t bytes)
     cu->ngraphs = 0;
     if (cu->params_dev)
         cu->drv->cuMemFree(cu->params_dev);
-    if (cu->params_host)
-        cu->drv->cuMemFreeHost(cu->params_host);
     cu->params_dev = 0;
-    cu->params_host = NULL;
     cu->params_cap = 0;
-    void *h = NULL;
-    if (cuda_check(cu->drv, cu->drv->cuMemHostAlloc(&h, cap, 0), "cuMemHostAlloc", msg, sizeof msg) ||
-        cuda_check(cu->drv, cu->drv->cuMemAlloc(&cu->params_dev, cap), "cuMemAlloc", msg, sizeof msg)) {
-        if (h)
-            cu->drv->cuMemFreeHost(h);
+    if (cuda_check(cu->drv, cu->drv->cuMemAlloc(&cu->params_dev, cap), "cuMemAlloc", msg,
+                   sizeof msg))
         return eng_fail(ctx, ENG_ENOMEM, "task parameters on the GPU: %s", msg);
-    }
-    cu->params_host = h;
     cu->params_cap = cap;
     return ENG_OK;
+}
+
+/* The next stage of the ring, for a batch with `bytes` of parameters: once the batch that
+ * used it last has finished (its copy read the buffer), its time is counted and the buffer is
+ * the batch's (params_host). */
+static cuda_stage *take_stage(eng_context *ctx, size_t bytes, int *rc)
+{
+    eng_cuda *cu = ctx->cuda;
+    cuda_stage *st = &cu->stages[cu->next_stage++ % CUDA_STAGES];
+    char msg[256];
+    *rc = ENG_OK;
+    if (st->busy) {
+        float ms = 0;
+        if (cuda_check(cu->drv, cu->drv->cuEventSynchronize(st->end), "waiting for a batch", msg,
+                       sizeof msg)) {
+            *rc = eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg);
+            return NULL;
+        }
+        if (cu->drv->cuEventElapsedTime(&ms, st->start, st->end) == CUDA_SUCCESS)
+            cu->stats.kernel_s += 1e-3 * ms;
+        st->busy = 0;
+    }
+    if (st->cap < bytes) {
+        size_t cap = st->cap ? st->cap : 64 << 10;
+        while (cap < bytes)
+            cap *= 2;
+        if (st->host)
+            cu->drv->cuMemFreeHost(st->host);
+        st->host = NULL;
+        st->cap = 0;
+        void *h = NULL;
+        if (cuda_check(cu->drv, cu->drv->cuMemHostAlloc(&h, cap, 0), "cuMemHostAlloc", msg,
+                       sizeof msg)) {
+            *rc = eng_fail(ctx, ENG_ENOMEM, "task parameters on the host: %s", msg);
+            return NULL;
+        }
+        st->host = h;
+        st->cap = cap;
+    }
+    cu->params_host = st->host;
+    return st;
+}
+
+int eng_cuda_drain(struct eng_context *ctx, int report)
+{
+    eng_cuda *cu = ctx->cuda;
+    if (!cu || !cu->in_flight)
+        return ENG_OK;
+    char msg[512];
+    cu->in_flight = 0;
+    if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
+                   sizeof msg) ||
+        cuda_check(cu->drv, cu->drv->cuStreamSynchronize(cu->stream), "running the batches", msg,
+                   sizeof msg))
+        return report ? eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg) : ENG_OK;
+    eng_cuda_harvest(cu);
+    /* without report the errors stay raised for the next check */
+    return report ? eng_check_runtime_errors(ctx) : ENG_OK;
 }
 
 /* Cells of one leaf container of the task's iterated field. */
@@ -612,6 +675,7 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
             pbytes += params_bytes(&batch->tasks[i]);
     if (rc == ENG_OK)
         rc = reserve_params(ctx, pbytes);
+    cuda_stage *stage = rc == ENG_OK ? take_stage(ctx, pbytes, &rc) : NULL;
     if (rc == ENG_OK &&
         (grow((void **)&cu->task_first, &cu->cap_tasks, n, sizeof(uint32_t)) ||
          (cu->task_last = realloc(cu->task_last, cu->cap_tasks * sizeof(uint32_t))) == NULL))
@@ -640,26 +704,36 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
 
     double t0 = now_s();
     const cuda_driver *drv = cu->drv;
-    int bad = (off && cuda_check(drv, drv->cuMemcpyHtoDAsync(cu->params_dev, cu->params_host, off,
+    int bad = (off && cuda_check(drv, drv->cuMemcpyHtoDAsync(cu->params_dev, stage->host, off,
                                                               cu->stream),
                                  "cuMemcpyHtoDAsync", msg, sizeof msg)) ||
-              cuda_check(drv, drv->cuEventRecord(cu->ev_start, cu->stream), "cuEventRecord", msg,
+              cuda_check(drv, drv->cuEventRecord(stage->start, cu->stream), "cuEventRecord", msg,
                          sizeof msg);
     if (!bad)
         bad = cu->graphs_on && cu->nlaunches >= 2 ? launch_graph(cu, msg, sizeof msg)
                                                    : launch_stream(cu, msg, sizeof msg);
-    bad = bad || cuda_check(drv, drv->cuEventRecord(cu->ev_end, cu->stream), "cuEventRecord", msg,
+    bad = bad || cuda_check(drv, drv->cuEventRecord(stage->end, cu->stream), "cuEventRecord", msg,
                             sizeof msg);
-    /* The host touches the trees next (errors, reads): the batch must have finished. */
-    bad = bad || cuda_check(drv, drv->cuStreamSynchronize(cu->stream), "running the batch", msg,
-                            sizeof msg);
+    if (!bad) {
+        stage->busy = 1;
+        cu->in_flight = 1;
+        cu->stats.kernels += cu->nlaunches;
+    }
+    /* Where the host needs the results it waits: a sync, or every batch with async off. Eager
+     * launches are flagged sync because the CPU runs each at once; here they queue on the
+     * stream, as a GPU program's kernels do, and the host waits where it next touches the
+     * device's memory (eng_cuda_drain). */
+    int wait = !cu->async || (batch->sync && !ctx->mode.eager);
+    if (!bad && wait)
+        bad = cuda_check(drv, drv->cuStreamSynchronize(cu->stream), "running the batch", msg,
+                         sizeof msg);
     ctx->stats.backend_s += now_s() - t0;
     if (bad)
         return eng_fail(ctx, ENG_EINTERNAL, "GPU batch of %u tasks (%s): %s", n,
                         task_names(batch, names, sizeof names), msg);
-    float ms = 0;
-    if (drv->cuEventElapsedTime(&ms, cu->ev_start, cu->ev_end) == CUDA_SUCCESS)
-        cu->stats.kernel_s += 1e-3 * ms;
-    cu->stats.kernels += cu->nlaunches;
+    if (!wait)
+        return ENG_OK;
+    cu->in_flight = 0;
+    eng_cuda_harvest(cu);
     return eng_check_runtime_errors(ctx);
 }

@@ -10,8 +10,11 @@
  * trip to the host: list sizes, loop bounds and pending gc cells are read on the device
  * (engine/backend/cuda_rt_kernels.c). A batch whose shape was seen before relaunches its
  * instantiated CUDA graph, edges from the SFG's dependencies; otherwise it is built, or the
- * kernels go on one stream when the driver lacks graphs or PLUME_CUDA_GRAPHS=0. The executor
- * waits for the batch before it returns, so between batches the host may touch any field.
+ * kernels go on one stream when the driver lacks graphs or PLUME_CUDA_GRAPHS=0. A batch the
+ * host needs at once (a sync) is waited for before the executor returns; the others, eager
+ * launches included, are left running on the stream (PLUME_CUDA_ASYNC=0: every batch is
+ * waited for), and every engine call that touches the device's memory from the host or reads
+ * what tasks wrote waits first (eng_cuda_drain, through engine/launcher.h's drain and wait).
  *
  * Threads: the engine's context thread, or its launch thread while the context's thread
  * waits for it or only queues and optimizes (the compile workers make the device's context
@@ -57,6 +60,10 @@ int eng_cuda_rt_kernels_ptx(int sm, char **ptx, char *msg, size_t msg_size);
 struct eng_code;
 int eng_exec_resolved_cuda(struct eng_context *ctx, const struct sfg_batch *batch,
                            struct eng_code *const *codes, const unsigned char *fresh);
+/* Waits for the batches left running (eng_cuda.async), adds their GPU time, and with report
+ * returns the runtime errors they raised (ENG_OK, or the error with ctx's message); without
+ * report errors stay for the next check. A no-op when nothing runs. Context thread only. */
+int eng_cuda_drain(struct eng_context *ctx, int report);
 /* Its compiling part alone (the device's context must be current on this thread). */
 int eng_compile_cuda(struct eng_context *ctx, const struct sfg_batch *batch,
                      struct eng_code *const *codes, const unsigned char *fresh);

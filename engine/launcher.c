@@ -1,6 +1,7 @@
 /* The launch thread of a CPU context (launcher.h). */
 #define _GNU_SOURCE
 #include "engine/launcher.h"
+#include "engine/exec_cuda.h"
 
 #if PLUME_HAVE_KERNELS
 #include <pthread.h>
@@ -205,8 +206,24 @@ static int wait_idle(eng_context *ctx, int take)
     return rc;
 }
 
-int eng_launcher_drain(eng_context *ctx) { return wait_idle(ctx, 1); }
-void eng_launcher_wait(eng_context *ctx) { wait_idle(ctx, 0); }
+int eng_launcher_drain_thread(eng_context *ctx) { return wait_idle(ctx, 1); }
+
+/* Then the GPU's stream: batches left running there (exec_cuda.h) are waited for too. */
+int eng_launcher_drain(eng_context *ctx)
+{
+    int rc = wait_idle(ctx, 1);
+    if (tl_launch_thread)
+        return rc;
+    int rd = eng_cuda_drain(ctx, 1);
+    return rc ? rc : rd;
+}
+
+void eng_launcher_wait(eng_context *ctx)
+{
+    wait_idle(ctx, 0);
+    if (!tl_launch_thread)
+        eng_cuda_drain(ctx, 0);
+}
 
 void eng_launcher_stop(eng_context *ctx)
 {

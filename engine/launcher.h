@@ -34,9 +34,15 @@ typedef struct eng_launcher eng_launcher;
 int eng_launcher_submit(eng_context *ctx, const sfg_batch *batch, eng_code *const *codes,
                         const unsigned char *fresh);
 
-/* Waits until the launch thread has run (or dropped) everything handed to it. ENG_OK, or the
- * engine error of a batch that failed there (ctx->err set). A no-op without a launch thread. */
+/* Waits until the launch thread has run (or dropped) everything handed to it, and on a GPU
+ * until the batches left running on the stream have finished (eng_cuda_drain). ENG_OK, or
+ * the engine error of a batch that failed there or of a runtime error the GPU's batches
+ * raised (ctx->err set). A no-op without a launch thread or batches in flight. */
 int eng_launcher_drain(eng_context *ctx);
+
+/* Waits for the launch thread alone: for a batch about to run on the context's thread, which
+ * follows the GPU stream's work in the stream's order. */
+int eng_launcher_drain_thread(eng_context *ctx);
 
 /* Waits the same way but leaves an error where it is, for the next drain or submit: for
  * calls that cannot report it (statistics, field declarations). */

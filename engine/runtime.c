@@ -67,6 +67,8 @@ int eng_runtime_ready(eng_context *ctx)
 void eng_runtime_free(eng_context *ctx)
 {
     eng_launcher_stop(ctx);
+    /* batches left running on a GPU still write the trees about to go */
+    eng_cuda_drain(ctx, 0);
     task_profile_print(&ctx->profile, stderr);
     task_profile_free(&ctx->profile);
     sfg_queue_destroy(ctx->queue);

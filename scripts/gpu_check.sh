@@ -7,7 +7,7 @@
 #           kernel cache (the toolkit's ptxas compiles, the cache stores), again (frame 1 should
 #           not compile), without ptxas into an empty cache (the driver's linker), without ptxas
 #           or cache (the driver's JIT of plain PTX: the old path, whose GPU time the others
-#           should match); then eager
+#           should match); then eager, and eager waiting after every batch (PLUME_CUDA_ASYNC=0)
 #   bench   plume-bench gpu mgpcg, maccormack (256^3), smoke (--quick), micro, with JSON
 #   tests   the kernel-running tests with PLUME_DEVICE=cuda
 #   more    the scene on streams instead of graphs, and with the launch thread (totals into
@@ -62,20 +62,24 @@ for p in $parts; do
       grep -E "geometric|graphs vs|fewer \(target" "$log" ;;
     smoke)
       # two stats files come back (8 files at most); the others' totals go into bench.txt
+      # eager-wait: eager with the host waiting after every batch (PLUME_CUDA_ASYNC=0), as
+      # before 2026-11-27, against eager's default of waiting only where it reads
       for v in ptxas-cold:optimized ptxas-warm:optimized linker:optimized jit:optimized \
-               eager:eager; do
-        name=${v%:*} mode=${v#*:} kc=$PLUME_KERNEL_CACHE px=
+               eager:eager eager-wait:eager; do
+        name=${v%:*} mode=${v#*:} kc=$PLUME_KERNEL_CACHE px= as= frames=1-8
         st=/tmp/smoke_$name.json
         case $name in
           ptxas-cold) st=$out/smoke_optimized.json ;;
           eager) st=$out/smoke_eager.json ;;
+          eager-wait) as=0 frames=1-4 ;;
           linker) kc=/tmp/plume-gpu-kernels-linker px=off; rm -rf "$kc" ;;
           jit) kc=off px=off ;;
         esac
-        echo "== smoke $name ($mode, PLUME_KERNEL_CACHE=$kc PLUME_PTXAS=${px:-default})" >> "$log"
-        step 150 env PLUME_KERNEL_CACHE=$kc ${px:+PLUME_PTXAS=$px} build/bin/plume cook \
-          scenes/smoke_plume.json --frames 1-8 --device cuda --mode $mode \
-          --out /tmp/gpu-smoke-$name --stats "$st" --no-checkpoint >> "$log" 2>&1
+        echo "== smoke $name ($mode, PLUME_KERNEL_CACHE=$kc PLUME_PTXAS=${px:-default}" \
+             "PLUME_CUDA_ASYNC=${as:-default})" >> "$log"
+        step 150 env PLUME_KERNEL_CACHE=$kc ${px:+PLUME_PTXAS=$px} ${as:+PLUME_CUDA_ASYNC=$as} \
+          build/bin/plume cook scenes/smoke_plume.json --frames $frames --device cuda \
+          --mode $mode --out /tmp/gpu-smoke-$name --stats "$st" --no-checkpoint >> "$log" 2>&1
         grep -A22 '"totals"' "$st" >> "$log" 2>/dev/null
         tail -2 "$log"
       done ;;

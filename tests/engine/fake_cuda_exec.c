@@ -1,0 +1,427 @@
+/* A fake libcuda.so.1 that lets a whole GPU context run on a machine without a GPU, to check
+ * what the engine asks of the driver and in which order (tests/engine/test_cuda_exec.c).
+ *
+ * One device, sm_90, 4 multiprocessors, managed memory. Memory of every kind is host memory.
+ * Modules load from any image; kernels do nothing. Work queued on a stream (copies, kernel and
+ * graph launches, event records) stays pending until a synchronization says it finished
+ * (cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize): only then does an asynchronous
+ * copy read its source. A copy whose source changed between the call and its completion is
+ * counted as a violation (the host overwrote a staging buffer still in use), as is an elapsed
+ * time asked of an event that has not completed, and freeing memory while work is pending.
+ * fake_exec_stats() hands the counters to the test, which finds this library with dlopen. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define API __attribute__((visibility("default")))
+
+typedef unsigned long long devptr;
+
+/* What the test reads (keep in step with test_cuda_exec.c). */
+typedef struct fake_exec_stats_t {
+    unsigned long long kernels, graph_launches, graphs_instantiated, copies_async;
+    unsigned long long stream_syncs, event_syncs, ctx_syncs;
+    unsigned long long pending;          /* operations queued and not yet completed */
+    unsigned long long violations;       /* see above */
+    unsigned long long elapsed_queries;
+    unsigned long long events_recorded;
+} fake_exec_stats_t;
+
+static fake_exec_stats_t st;
+
+enum { OP_COPY, OP_KERNEL, OP_GRAPH, OP_EVENT };
+typedef struct op {
+    int kind;
+    devptr dst;
+    const void *src;
+    size_t n;
+    uint64_t sum;
+} op;
+
+static op *ops;
+static size_t nops, capops, done;
+
+typedef struct fake_event {
+    size_t at;   /* operations queued before it was recorded */
+    int recorded;
+} fake_event;
+
+API const fake_exec_stats_t *fake_exec_stats(void)
+{
+    st.pending = nops - done;
+    return &st;
+}
+
+static uint64_t sum_of(const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+static int push(op o)
+{
+    if (nops == capops) {
+        size_t cap = capops ? 2 * capops : 1024;
+        op *p = realloc(ops, cap * sizeof *p);
+        if (!p)
+            return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+        ops = p;
+        capops = cap;
+    }
+    ops[nops++] = o;
+    return 0;
+}
+
+static void complete_to(size_t k)
+{
+    for (; done < k; done++) {
+        op *o = &ops[done];
+        if (o->kind != OP_COPY)
+            continue;
+        if (sum_of(o->src, o->n) != o->sum)
+            st.violations++;
+        memcpy((void *)(uintptr_t)o->dst, o->src, o->n);
+    }
+}
+
+API int cuInit(unsigned flags)
+{
+    (void)flags;
+    return 0;
+}
+API int cuDriverGetVersion(int *v)
+{
+    *v = 12040;
+    return 0;
+}
+API int cuGetErrorName(int e, const char **s)
+{
+    *s = e == 600 ? "CUDA_ERROR_NOT_READY" : "CUDA_ERROR_FAKE";
+    return 0;
+}
+API int cuGetErrorString(int e, const char **s)
+{
+    *s = e == 600 ? "not ready" : "an error of the fake driver";
+    return 0;
+}
+API int cuDeviceGetCount(int *n)
+{
+    *n = 1;
+    return 0;
+}
+API int cuDeviceGet(int *d, int ordinal)
+{
+    *d = 0;
+    return ordinal == 0 ? 0 : 101;
+}
+API int cuDeviceGetName(char *name, int len, int dev)
+{
+    (void)dev;
+    snprintf(name, (size_t)len, "Fake ordering GPU");
+    return 0;
+}
+API int cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+    (void)dev;
+    switch (attr) {
+    case 75: *v = 9; break;    /* compute capability 9.0 */
+    case 76: *v = 0; break;
+    case 16: *v = 4; break;    /* multiprocessors */
+    case 1: *v = 1024; break;  /* threads per block */
+    case 10: *v = 32; break;   /* warp */
+    case 83: *v = 1; break;    /* managed memory */
+    case 89: *v = 1; break;    /* concurrent managed access */
+    default: *v = 0; break;
+    }
+    return 0;
+}
+API int cuDeviceTotalMem_v2(size_t *b, int dev)
+{
+    (void)dev;
+    *b = (size_t)4 << 30;
+    return 0;
+}
+API int cuDevicePrimaryCtxRetain(void **c, int d)
+{
+    (void)d;
+    static int ctx;
+    *c = &ctx;
+    return 0;
+}
+API int cuDevicePrimaryCtxRelease_v2(int d)
+{
+    (void)d;
+    return 0;
+}
+API int cuCtxSetCurrent(void *c)
+{
+    (void)c;
+    return 0;
+}
+API int cuCtxSynchronize(void)
+{
+    st.ctx_syncs++;
+    complete_to(nops);
+    return 0;
+}
+API int cuCtxSetLimit(int limit, size_t value)
+{
+    (void)limit;
+    (void)value;
+    return 0;
+}
+
+API int cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *opt, void **val)
+{
+    (void)img;
+    (void)n;
+    (void)opt;
+    (void)val;
+    *m = malloc(1);
+    return *m ? 0 : 2;
+}
+API int cuModuleUnload(void *m)
+{
+    free(m);
+    return 0;
+}
+API int cuModuleGetFunction(void **f, void *m, const char *name)
+{
+    (void)m;
+    (void)name;
+    static char fn[64];
+    static unsigned next;
+    *f = &fn[next++ % 64];
+    return 0;
+}
+API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned shared, void *stream, void **params, void **extra)
+{
+    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared;
+    (void)stream, (void)params, (void)extra;
+    st.kernels++;
+    return push((op){.kind = OP_KERNEL});
+}
+
+/* Page-aligned, zero-filled, and only touched pages cost anything (the pool asks for most of
+ * the device's memory): anonymous mappings, remembered for the unmap. */
+typedef struct mapping {
+    void *p;
+    size_t n;
+} mapping;
+static mapping maps[1024];
+
+static void *host_mem(size_t n)
+{
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        if (!maps[i].p) {
+            maps[i] = (mapping){p, n ? n : 1};
+            return p;
+        }
+    munmap(p, n ? n : 1);
+    return NULL;
+}
+static int free_mem(void *p)
+{
+    if (nops != done)
+        st.violations++; /* a real free waits, or the memory is still in use */
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        if (maps[i].p == p) {
+            munmap(p, maps[i].n);
+            maps[i].p = NULL;
+            return 0;
+        }
+    return p ? 1 : 0; /* CUDA_ERROR_INVALID_VALUE: not ours */
+}
+API int cuMemAlloc_v2(devptr *p, size_t n)
+{
+    void *h = host_mem(n);
+    *p = (devptr)(uintptr_t)h;
+    return h ? 0 : 2;
+}
+API int cuMemFree_v2(devptr p) { return free_mem((void *)(uintptr_t)p); }
+API int cuMemAllocManaged(devptr *p, size_t n, unsigned flags)
+{
+    (void)flags;
+    return cuMemAlloc_v2(p, n);
+}
+API int cuMemHostAlloc(void **p, size_t n, unsigned flags)
+{
+    (void)flags;
+    *p = host_mem(n);
+    return *p ? 0 : 2;
+}
+API int cuMemFreeHost(void *p) { return free_mem(p); }
+API int cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = (size_t)3 << 30;
+    *total = (size_t)4 << 30;
+    return 0;
+}
+/* The synchronous forms run at once, as on the legacy stream, which a non-blocking stream's
+ * work does not wait for. */
+API int cuMemcpyHtoD_v2(devptr d, const void *s, size_t n)
+{
+    memcpy((void *)(uintptr_t)d, s, n);
+    return 0;
+}
+API int cuMemcpyDtoH_v2(void *d, devptr s, size_t n)
+{
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return 0;
+}
+API int cuMemsetD8_v2(devptr d, unsigned char v, size_t n)
+{
+    memset((void *)(uintptr_t)d, v, n);
+    return 0;
+}
+API int cuMemcpyHtoDAsync_v2(devptr d, const void *s, size_t n, void *stream)
+{
+    (void)stream;
+    st.copies_async++;
+    return push((op){.kind = OP_COPY, .dst = d, .src = s, .n = n, .sum = sum_of(s, n)});
+}
+API int cuMemcpyDtoHAsync_v2(void *d, devptr s, size_t n, void *stream)
+{
+    (void)stream;
+    complete_to(nops);
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return 0;
+}
+API int cuMemsetD8Async(devptr d, unsigned char v, size_t n, void *stream)
+{
+    (void)stream;
+    complete_to(nops);
+    memset((void *)(uintptr_t)d, v, n);
+    return 0;
+}
+
+API int cuStreamCreate(void **s, unsigned flags)
+{
+    (void)flags;
+    *s = malloc(1);
+    return *s ? 0 : 2;
+}
+API int cuStreamDestroy_v2(void *s)
+{
+    complete_to(nops);
+    free(s);
+    return 0;
+}
+API int cuStreamSynchronize(void *s)
+{
+    (void)s;
+    st.stream_syncs++;
+    complete_to(nops);
+    return 0;
+}
+API int cuEventCreate(void **e, unsigned flags)
+{
+    (void)flags;
+    *e = calloc(1, sizeof(fake_event));
+    return *e ? 0 : 2;
+}
+API int cuEventDestroy_v2(void *e)
+{
+    free(e);
+    return 0;
+}
+API int cuEventRecord(void *e, void *stream)
+{
+    (void)stream;
+    fake_event *ev = e;
+    st.events_recorded++;
+    ev->at = nops;
+    ev->recorded = 1;
+    return push((op){.kind = OP_EVENT});
+}
+API int cuEventSynchronize(void *e)
+{
+    fake_event *ev = e;
+    st.event_syncs++;
+    complete_to(ev->at);
+    return 0;
+}
+API int cuEventElapsedTime(float *ms, void *a, void *b)
+{
+    fake_event *x = a, *y = b;
+    st.elapsed_queries++;
+    if (!x->recorded || !y->recorded || y->at > done || x->at > done) {
+        st.violations++;
+        return 600; /* CUDA_ERROR_NOT_READY */
+    }
+    *ms = 0.001f * (float)(y->at - x->at + 1);
+    return 0;
+}
+
+/* Graphs: a launch is one queued operation. */
+API int cuStreamBeginCapture_v2(void *s, int mode)
+{
+    (void)s;
+    (void)mode;
+    return 801; /* not supported */
+}
+API int cuStreamEndCapture(void *s, void **g)
+{
+    (void)s;
+    (void)g;
+    return 801;
+}
+API int cuGraphCreate(void **g, unsigned flags)
+{
+    (void)flags;
+    *g = malloc(1);
+    return *g ? 0 : 2;
+}
+API int cuGraphAddKernelNode(void **node, void *g, void *const *deps, size_t n, const void *p)
+{
+    (void)g, (void)deps, (void)n, (void)p;
+    static char nodes[64];
+    static unsigned next;
+    *node = &nodes[next++ % 64];
+    return 0;
+}
+API int cuGraphAddDependencies(void *g, void *const *from, void *const *to, size_t n)
+{
+    (void)g, (void)from, (void)to, (void)n;
+    return 0;
+}
+API int cuGraphInstantiateWithFlags(void **exec, void *g, unsigned long long flags)
+{
+    (void)g;
+    (void)flags;
+    st.graphs_instantiated++;
+    *exec = malloc(1);
+    return *exec ? 0 : 2;
+}
+API int cuGraphLaunch(void *exec, void *stream)
+{
+    (void)exec;
+    (void)stream;
+    st.graph_launches++;
+    return push((op){.kind = OP_GRAPH});
+}
+API int cuGraphExecKernelNodeSetParams(void *exec, void *node, const void *p)
+{
+    (void)exec, (void)node, (void)p;
+    return 0;
+}
+API int cuGraphExecDestroy(void *exec)
+{
+    free(exec);
+    return 0;
+}
+API int cuGraphDestroy(void *g)
+{
+    free(g);
+    return 0;
+}
