@@ -201,8 +201,13 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
     cu->graphs_on = drv->has_graphs && !(g && !strcmp(g, "0"));
     const char *v = getenv("PLUME_CUDA_VERBOSE");
     cu->verbose = v && v[0] == '1';
+    /* Left running, batches share managed memory with the host, which may write some of it
+     * meanwhile (a new buffer zeroed for the next task): only where the device allows that. */
+    int concurrent = 0;
+    drv->cuDeviceGetAttribute(&concurrent, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+                              cu->cc.device);
     const char *as = getenv("PLUME_CUDA_ASYNC");
-    cu->async = !(as && !strcmp(as, "0"));
+    cu->async = concurrent && !(as && !strcmp(as, "0"));
     if (!cuda_ptxas_find(cu->ptxas, sizeof cu->ptxas))
         cu->ptxas[0] = 0;
     /* machine code to keep comes from ptxas or from the driver's linker */

@@ -88,6 +88,8 @@ struct eng_cuda {
      * (eng_cuda_drain). 0: the host waits after every batch. */
     int async;
     int in_flight;      /* batches launched and not waited for */
+    int unchecked;      /* batches left running may have raised runtime errors nobody has
+                         * reported yet (a drain without report leaves them for the next) */
 
     /* the batch being launched */
     cuda_launch *launches;

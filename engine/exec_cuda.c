@@ -323,7 +323,10 @@ static int reserve_params(eng_context *ctx, size_t bytes)
         cap *= 2;
     char msg[256];
     /* Batches in flight read the old block, and cached graphs hold its addresses: all go. */
-    cu->drv->cuStreamSynchronize(cu->stream);
+    if (cuda_check(cu->drv, cu->drv->cuStreamSynchronize(cu->stream), "running the batches", msg,
+                   sizeof msg))
+        return eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg);
+    cu->in_flight = 0;
     eng_cuda_harvest(cu);
     for (uint32_t i = 0; i < cu->ngraphs; i++) {
         cu->drv->cuGraphExecDestroy(cu->graphs[i].exec);
@@ -386,18 +389,25 @@ static cuda_stage *take_stage(eng_context *ctx, size_t bytes, int *rc)
 int eng_cuda_drain(struct eng_context *ctx, int report)
 {
     eng_cuda *cu = ctx->cuda;
-    if (!cu || !cu->in_flight)
+    if (!cu)
         return ENG_OK;
-    char msg[512];
-    cu->in_flight = 0;
-    if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
-                   sizeof msg) ||
-        cuda_check(cu->drv, cu->drv->cuStreamSynchronize(cu->stream), "running the batches", msg,
-                   sizeof msg))
-        return report ? eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg) : ENG_OK;
-    eng_cuda_harvest(cu);
-    /* without report the errors stay raised for the next check */
-    return report ? eng_check_runtime_errors(ctx) : ENG_OK;
+    if (cu->in_flight) {
+        char msg[512];
+        cu->in_flight = 0;
+        if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
+                       sizeof msg) ||
+            cuda_check(cu->drv, cu->drv->cuStreamSynchronize(cu->stream), "running the batches",
+                       msg, sizeof msg))
+            return report ? eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg) : ENG_OK;
+        eng_cuda_harvest(cu);
+    }
+    /* without report the errors stay raised, and unchecked, for the next drain */
+    if (!report || !cu->unchecked)
+        return ENG_OK;
+    int rc = eng_check_runtime_errors(ctx);
+    /* a check reports one field's error: the others wait for the next */
+    cu->unchecked = rc != ENG_OK;
+    return rc;
 }
 
 /* Cells of one leaf container of the task's iterated field. */
@@ -704,6 +714,11 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
 
     double t0 = now_s();
     const cuda_driver *drv = cu->drv;
+    /* from here work may be queued, even if a call below fails: the stage is waited for
+     * before reuse and the stream before the host touches the trees */
+    stage->busy = 1;
+    cu->in_flight = 1;
+    cu->unchecked = 1;
     int bad = (off && cuda_check(drv, drv->cuMemcpyHtoDAsync(cu->params_dev, stage->host, off,
                                                               cu->stream),
                                  "cuMemcpyHtoDAsync", msg, sizeof msg)) ||
@@ -714,11 +729,8 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
                                                    : launch_stream(cu, msg, sizeof msg);
     bad = bad || cuda_check(drv, drv->cuEventRecord(stage->end, cu->stream), "cuEventRecord", msg,
                             sizeof msg);
-    if (!bad) {
-        stage->busy = 1;
-        cu->in_flight = 1;
+    if (!bad)
         cu->stats.kernels += cu->nlaunches;
-    }
     /* Where the host needs the results it waits: a sync, or every batch with async off. Eager
      * launches are flagged sync because the CPU runs each at once; here they queue on the
      * stream, as a GPU program's kernels do, and the host waits where it next touches the
@@ -735,5 +747,5 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
         return ENG_OK;
     cu->in_flight = 0;
     eng_cuda_harvest(cu);
-    return eng_check_runtime_errors(ctx);
+    return eng_cuda_drain(ctx, 1); /* the errors alone */
 }

@@ -214,7 +214,8 @@ int eng_launcher_drain(eng_context *ctx)
     int rc = wait_idle(ctx, 1);
     if (tl_launch_thread)
         return rc;
-    int rd = eng_cuda_drain(ctx, 1);
+    /* an error of the launch thread is the one reported; the GPU's wait for the next drain */
+    int rd = eng_cuda_drain(ctx, rc == ENG_OK);
     return rc ? rc : rd;
 }
 

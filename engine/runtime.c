@@ -123,8 +123,12 @@ int eng_sync(eng_context *ctx)
     ctx->in_exec = 1;
     int rc = sfg_sync(ctx->queue);
     ctx->in_exec = 0;
-    if (rc != SFG_OK)
-        return eng_queue_error(ctx, rc);
+    if (rc != SFG_OK) {
+        rc = eng_queue_error(ctx, rc);
+        /* the host may touch the trees next, whatever this returns: nothing may still run */
+        eng_launcher_wait(ctx);
+        return rc;
+    }
     /* with nothing queued the flush ran no batch: batches flushed earlier may still run */
     rc = eng_launcher_drain(ctx);
     if (rc) {

@@ -6,12 +6,16 @@
  *    completed, no elapsed time asked of an unfinished event, no memory freed under pending
  *    work;
  *  - a host read of a field, and statistics, find the stream drained;
+ *  - a runtime error of a batch left running reaches the next sync;
  *  - how often the host waits: with PLUME_CUDA_ASYNC=0 after every batch; by default only at
  *    syncs, so eager launches queue on the stream as Taichi's do, and a run of batches longer
  *    than the staging ring reuses its buffers only after their copies finished.
  * Values are not checked: the fake computes nothing. */
 #define _GNU_SOURCE
 #include "engine_test.h"
+#include "engine/engine_internal.h" /* eng_field_tree: the test plays a kernel */
+#include "sparse/runtime/runtime.h"
+#include "sparse/tree.h"
 
 #include <dlfcn.h>
 
@@ -94,6 +98,38 @@ static void run(int eager, fake_exec_stats_t *launches, fake_exec_stats_t *after
 #undef DIFF
 }
 
+/* A runtime error a batch left running raises (the fake runs no kernel: the test raises it in
+ * the tree's runtime, as a kernel overrunning the budget would) is reported by the next sync,
+ * even when a statistics call waited for the stream in between without reporting. */
+static void test_late_error(void)
+{
+    eng_context *ctx = et_context(1);
+    eng_mode m = {1, 0, 0, 0};
+    CHECK_OK(ctx, eng_set_mode(ctx, &m));
+    if (eng_use_cuda(ctx) != ENG_OK) {
+        fprintf(stderr, "the fake driver did not open: %s\n", eng_error(ctx));
+        exit(1);
+    }
+    eng_field *x = et_field(ctx, "x", 3, ENG_F32, 0.0f);
+    eng_program *p = et_compile(ctx, src);
+    if (!p)
+        exit(1);
+    eng_arg a[2];
+    memset(a, 0, sizeof a);
+    a[0].field = x;
+    a[1].i[0] = 8;
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "seed"), a, 2));
+    CHECK(fake_stats()->pending > 0); /* left running */
+    plm_rt_set_error(plm_tree_runtime(eng_field_tree(x)), PLM_RT_ERR_BUDGET, 0, 1u << 30);
+    (void)eng_memory_bytes(ctx); /* waits for the stream, reports nothing */
+    CHECK_EQ(fake_stats()->pending, 0);
+    CHECK_EQ(eng_sync(ctx), ENG_ENOMEM);
+    CHECK(strstr(eng_error(ctx), "budget") != NULL);
+    /* reported once: the next sync is clean */
+    CHECK_OK(ctx, eng_sync(ctx));
+    eng_destroy(ctx);
+}
+
 int main(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
@@ -135,5 +171,6 @@ int main(void)
         CHECK_EQ(a.stream_syncs, 1);
         CHECK_EQ(l.violations + a.violations, 0);
     }
+    test_late_error();
     CHECK_DONE();
 }
