@@ -78,8 +78,12 @@ static int push(op o)
     return 0;
 }
 
+static void guard(int on);
+
 static void complete_to(size_t k)
 {
+    if (k == nops)
+        guard(0);
     for (; done < k; done++) {
         op *o = &ops[done];
         if (o->kind != OP_COPY)
@@ -206,6 +210,7 @@ API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared;
     (void)stream, (void)params, (void)extra;
     st.kernels++;
+    guard(1);
     return push((op){.kind = OP_KERNEL});
 }
 
@@ -214,8 +219,36 @@ API int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 typedef struct mapping {
     void *p;
     size_t n;
+    int managed;
 } mapping;
 static mapping maps[1024];
+
+/* Managed memory is what kernels and the host share: while a kernel or graph is queued and not
+ * completed it is made inaccessible, so a host access the engine did not wait for first faults
+ * (FAKE_CUDA_GUARD=0 turns this off). */
+static int guarded;
+static void guard(int on)
+{
+    const char *g = getenv("FAKE_CUDA_GUARD");
+    if (on == guarded || (g && !strcmp(g, "0")))
+        return;
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        if (maps[i].p && maps[i].managed)
+            mprotect(maps[i].p, maps[i].n, on ? PROT_NONE : PROT_READ | PROT_WRITE);
+    guarded = on;
+}
+
+/* For a test that plays a kernel's part: 1 lifts the guard for the host, 0 puts it back. */
+API void fake_exec_kernel_side(int on)
+{
+    static int saved;
+    if (on) {
+        saved = guarded;
+        guard(0);
+    } else {
+        guard(saved);
+    }
+}
 
 static void *host_mem(size_t n)
 {
@@ -225,7 +258,7 @@ static void *host_mem(size_t n)
         return NULL;
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         if (!maps[i].p) {
-            maps[i] = (mapping){p, n ? n : 1};
+            maps[i] = (mapping){p, n ? n : 1, 0};
             return p;
         }
     munmap(p, n ? n : 1);
@@ -259,7 +292,14 @@ API int cuMemFree_v2(devptr p) { return free_mem((void *)(uintptr_t)p); }
 API int cuMemAllocManaged(devptr *p, size_t n, unsigned flags)
 {
     (void)flags;
-    return cuMemAlloc_v2(p, n);
+    int rc = cuMemAlloc_v2(p, n);
+    for (size_t i = 0; !rc && i < sizeof maps / sizeof maps[0]; i++)
+        if (maps[i].p == (void *)(uintptr_t)*p) {
+            maps[i].managed = 1;
+            if (guarded)
+                mprotect(maps[i].p, maps[i].n, PROT_NONE);
+        }
+    return rc;
 }
 API int cuMemHostAlloc(void **p, size_t n, unsigned flags)
 {
@@ -415,6 +455,7 @@ API int cuGraphLaunch(void *exec, void *stream)
     (void)exec;
     (void)stream;
     st.graph_launches++;
+    guard(1);
     return push((op){.kind = OP_GRAPH});
 }
 API int cuGraphExecKernelNodeSetParams(void *exec, void *node, const void *p)

@@ -29,6 +29,7 @@ typedef struct fake_exec_stats_t {
 } fake_exec_stats_t;
 
 static const fake_exec_stats_t *(*fake_stats)(void);
+static void (*kernel_side)(int on);
 
 static const char *src =
     "kernel seed(field<f32> x, i32 n) {\n"
@@ -120,7 +121,9 @@ static void test_late_error(void)
     a[1].i[0] = 8;
     CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "seed"), a, 2));
     CHECK(fake_stats()->pending > 0); /* left running */
+    kernel_side(1);
     plm_rt_set_error(plm_tree_runtime(eng_field_tree(x)), PLM_RT_ERR_BUDGET, 0, 1u << 30);
+    kernel_side(0);
     (void)eng_memory_bytes(ctx); /* waits for the stream, reports nothing */
     CHECK_EQ(fake_stats()->pending, 0);
     CHECK_EQ(eng_sync(ctx), ENG_ENOMEM);
@@ -133,7 +136,8 @@ static void test_late_error(void)
 int main(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!lib || !(fake_stats = (const fake_exec_stats_t *(*)(void))dlsym(lib, "fake_exec_stats"))) {
+    if (!lib || !(fake_stats = (const fake_exec_stats_t *(*)(void))dlsym(lib, "fake_exec_stats")) ||
+        !(kernel_side = (void (*)(int))dlsym(lib, "fake_exec_kernel_side"))) {
         printf("skipped: libcuda.so.1 is not the fake driver (LD_LIBRARY_PATH): %s\n",
                lib ? "no fake_exec_stats" : dlerror());
         return 77;
