@@ -155,10 +155,10 @@ int sfg_memo_store(sfg_memo *m, const uint64_t key[2], const sfg_graph *g,
     size_t bytes = (size_t)np * sizeof(memo_node);
     for (uint32_t i = g->first_pending; i < g->n_node; i++)
         bytes += g->node[i].args_size;
+    if (bytes > MEMO_MAX_BYTES)
+        return SFG_OK; /* too big to keep: optimized afresh every time, the rest kept */
     if (m->n >= MEMO_MAX_ENTRIES || m->bytes + bytes > MEMO_MAX_BYTES)
         memo_clear(m);
-    if (bytes > MEMO_MAX_BYTES)
-        return SFG_OK; /* too big to keep: optimized afresh every time */
     if (sfg_reserve((void **)&m->entry, &m->cap, m->n + 1, sizeof *m->entry))
         return SFG_ENOMEM;
     sfg_memo_entry *e = &m->entry[m->n];
@@ -203,10 +203,13 @@ int sfg_memo_replay(const sfg_memo_entry *e, sfg_graph *g, sfg_stats *stats) {
         if (rc)
             return rc;
     }
+    int rc = sfg_graph_rebuild(g);
+    if (rc)
+        return rc; /* the flush fails: its batch never runs, so nothing is counted */
     stats->listgens_removed += e->delta.listgens_removed;
     stats->activations_demoted += e->delta.activations_demoted;
     stats->tasks_fused += e->delta.tasks_fused;
     stats->stores_eliminated += e->delta.stores_eliminated;
     stats->tasks_eliminated += e->delta.tasks_eliminated;
-    return sfg_graph_rebuild(g);
+    return SFG_OK;
 }

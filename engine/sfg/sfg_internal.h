@@ -159,10 +159,12 @@ typedef struct sfg_memo {
 void sfg_memo_key(const sfg_graph *g, uint64_t key[2]);
 const sfg_memo_entry *sfg_memo_find(const sfg_memo *m, const uint64_t key[2]);
 /* Keeps g's pending tasks (after the passes) under key, with the pass counters' change from
- * *before to *after. SFG_ENOMEM leaves the memo as it was. */
+ * *before to *after. A full memo starts again empty first; a flush too big to keep is not
+ * kept. SFG_ENOMEM: the flush is not kept (the memo may have been emptied). */
 int sfg_memo_store(sfg_memo *m, const uint64_t key[2], const sfg_graph *g,
                    const sfg_stats *before, const sfg_stats *after);
-/* Replaces g's pending tasks by the entry's, adds its counters to *stats, and rebuilds. */
+/* Replaces g's pending tasks by the entry's and rebuilds; once that succeeded, adds its
+ * counters to *stats. */
 int sfg_memo_replay(const sfg_memo_entry *e, sfg_graph *g, sfg_stats *stats);
 void sfg_memo_free(sfg_memo *m);
 

@@ -138,14 +138,35 @@ static int make_program(uint64_t seed, launch_rec *out) {
 
 /* Runs the program in one configuration; the eager reference advances in lockstep and the
  * worlds are compared at every sync and flush. Returns the number of mismatches. */
+/* The two queues handed their executors the same batches so far, the last one alike. */
+static int same_batches(const toy_env *a, const toy_env *b) {
+    const toy_exec *x = &a->ex, *y = &b->ex;
+    if (x->batches != y->batches || x->tasks != y->tasks)
+        return 0;
+    if (!x->batches)
+        return 1;
+    if (x->last_n != y->last_n || x->last_n_edges != y->last_n_edges)
+        return 0;
+    for (uint32_t i = 0; i < x->last_n && i < TOY_MAX_BATCH; i++)
+        if (x->last_hash[i] != y->last_hash[i] || strcmp(x->last_name[i], y->last_name[i]))
+            return 0;
+    return !x->last_n_edges ||
+           !memcmp(x->last_edges, y->last_edges, x->last_n_edges * sizeof *x->last_edges);
+}
+
 static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t seed, const char *what,
                uint64_t *launched, uint64_t *memoized) {
-    sfg_options eager = {.eager = 1};
-    toy_env ref, opt;
-    if (toy_env_init(&ref, &eager, 1, 0) || toy_env_init(&opt, o, 1, 1))
+    sfg_options eager = {.eager = 1}, fresh = *o;
+    /* with the memo on, a twin queue optimizes every flush afresh: each batch must be the same */
+    fresh.no_memo = 1;
+    int twin = !o->no_memo;
+    toy_env ref, opt, nm;
+    if (toy_env_init(&ref, &eager, 1, 0) || toy_env_init(&opt, o, 1, 1) ||
+        toy_env_init(&nm, &fresh, 1, 1))
         return 1;
     toy_world_init(&ref.world, (uint32_t)seed);
     toy_world_init(&opt.world, (uint32_t)seed);
+    toy_world_init(&nm.world, (uint32_t)seed);
     int bad = 0;
     rng r = {seed ^ 0x5851f42d4c957f2dull};
     /* the program runs twice, so that flushes repeat and the memo of their results is used */
@@ -153,6 +174,13 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
         int i = j % n;
         int rc1 = toy_launch(&ref, copy_ir(prog[i].ir), prog[i].args, "t");
         int rc2 = toy_launch(&opt, copy_ir(prog[i].ir), prog[i].args, "t");
+        if (twin && !rc2)
+            rc2 = toy_launch(&nm, copy_ir(prog[i].ir), prog[i].args, "t");
+        if (twin && !rc2 && !same_batches(&opt, &nm)) {
+            fprintf(stderr, "seed %llu %s: launch %d: a memoized batch differs\n",
+                    (unsigned long long)seed, what, i);
+            bad = 1;
+        }
         if (rc1 || rc2) {
             fprintf(stderr, "seed %llu %s: launch %d failed: %s\n", (unsigned long long)seed, what,
                     i, sfg_error(opt.q));
@@ -161,6 +189,13 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
         }
         if (prog[i].sync) {
             int rc = prog[i].sync == 1 ? sfg_sync(opt.q) : sfg_flush(opt.q);
+            if (twin && !rc)
+                rc = prog[i].sync == 1 ? sfg_sync(nm.q) : sfg_flush(nm.q);
+            if (twin && !rc && !same_batches(&opt, &nm)) {
+                fprintf(stderr, "seed %llu %s: flush after launch %d: a memoized batch differs\n",
+                        (unsigned long long)seed, what, i);
+                bad = 1;
+            }
             if (rc || memcmp(&ref.world, &opt.world, sizeof ref.world)) {
                 fprintf(stderr, "seed %llu %s: worlds differ after launch %d (rc %d)\n",
                         (unsigned long long)seed, what, i, rc);
@@ -174,7 +209,8 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
                 ref.world.mask[sn][c] ^= 1;
                 opt.world.mask[sn][c] ^= 1;
                 sfg_state s = SFG_STATE(SFG_MASK, (uint32_t)sn);
-                if (sfg_host_write(opt.q, &s, 1)) {
+                nm.world.mask[sn][c] ^= 1;
+                if (sfg_host_write(opt.q, &s, 1) || sfg_host_write(nm.q, &s, 1)) {
                     fprintf(stderr, "seed %llu %s: host write failed\n", (unsigned long long)seed,
                             what);
                     bad = 1;
@@ -192,6 +228,7 @@ static int run(const launch_rec *prog, int n, const sfg_options *o, uint64_t see
     *memoized += sfg_get_stats(opt.q)->flushes_memoized;
     toy_env_free(&ref);
     toy_env_free(&opt);
+    toy_env_free(&nm);
     return bad;
 }
 
