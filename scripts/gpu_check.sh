@@ -28,6 +28,9 @@ if [ -f .devbundle/bundle.tar.xz ]; then
   tar xJf .devbundle/bundle.tar.xz
   export LD_LIBRARY_PATH=$root/.devbundle/lib
   [ -r /usr/local/cuda/nvvm/libdevice/libdevice.10.bc ] || export PLUME_LIBDEVICE=$root/.devbundle/libdevice.10.bc
+  # the bundle's ptxas where the machine has no toolkit (else the driver's JIT compiles)
+  [ -x /usr/local/cuda/bin/ptxas ] || [ ! -x .devbundle/bin/ptxas ] ||
+    export PLUME_PTXAS=$root/.devbundle/bin/ptxas
 fi
 export PLUME_CUDA_VERBOSE=1
 # Plume's kernel cache, empty at the start: the modes of a bench case and the cooks of the scene
@@ -49,7 +52,8 @@ step() {
   return $rc
 }
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
-  /usr/local/cuda/bin/ptxas --version | tail -1; } >> "$log" 2>&1
+  echo "ptxas: ${PLUME_PTXAS:-/usr/local/cuda/bin/ptxas}"
+  "${PLUME_PTXAS:-/usr/local/cuda/bin/ptxas}" --version | tail -1; } >> "$log" 2>&1
 for p in $parts; do
   case $p in
     bench)
