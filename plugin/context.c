@@ -339,6 +339,8 @@ plume_status pl_get_stats(plume_context *handle, plume_stats *out)
     s.gpu_graph_launches = es.graph_launches;
     s.gpu_graphs_built = es.graphs_built;
     s.tasks_from_disk = es.tasks_from_disk;
+    s.flushes = es.flushes;
+    s.flushes_memoized = es.flushes_memoized;
     uint32_t keep = out->struct_size;
     size_t n = keep < sizeof s ? keep : sizeof s;
     memcpy(out, &s, n);

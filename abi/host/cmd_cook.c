@@ -223,11 +223,15 @@ static json_t *stats_json(const plume_stats *s)
 }
 
 /* Statistics appended to plume_stats after 1.2, added to stats_json's object: the kernel
- * cache's (1.4), and the GPU's (1.3) where a GPU ran. */
+ * cache's (1.4), the optimizer's flushes (1.6), and the GPU's (1.3) where a GPU ran. */
 static void appended_stats_json(json_t *o, const plume_stats *s)
 {
     if (o && PLUME_HAS_FIELD(s, plume_stats, tasks_from_disk))
         json_object_set_new(o, "tasks_from_disk", json_integer((json_int_t)s->tasks_from_disk));
+    if (o && PLUME_HAS_FIELD(s, plume_stats, flushes_memoized)) {
+        json_object_set_new(o, "flushes", json_integer((json_int_t)s->flushes));
+        json_object_set_new(o, "flushes_memoized", json_integer((json_int_t)s->flushes_memoized));
+    }
     if (!o || !PLUME_HAS_FIELD(s, plume_stats, gpu_graphs_built) || s->gpu_kernels == 0)
         return;
     json_object_set_new(o, "gpu_kernel_s", json_real(s->gpu_kernel_s));

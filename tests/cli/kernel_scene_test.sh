@@ -57,6 +57,24 @@ for f in k_0001.vdb k_0002.vdb; do
   cmp -s "$tmp/kc1/$f" "$tmp/kc2/$f" || fail "$f differs between a compiled and a loaded cook"
 done
 
+# The flush memo: cooked for 6 frames, each frame's flush from the third on starts from the
+# graph the one before left and repeats it, so the optimizer takes its earlier result
+# (flushes_memoized); eager has no optimizer. Memoized frames write the same bytes as frames
+# optimized afresh (PLUME_SFG_MEMO=0), deterministic mode.
+flushes() { python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["totals"]; print(t["flushes"], t["flushes_memoized"])' "$1"; }
+"$plume" cook "$scenes/kernel_nodes.json" --frames 1-6 --deterministic --out "$tmp/m1" --stats "$tmp/m1.json" --quiet 2>"$tmp/err" || fail "6 frames: $(cat "$tmp/err")"
+PLUME_SFG_MEMO=0 "$plume" cook "$scenes/kernel_nodes.json" --frames 1-6 --deterministic --out "$tmp/m0" --stats "$tmp/m0.json" --quiet 2>"$tmp/err" || fail "6 frames, no memo: $(cat "$tmp/err")"
+"$plume" cook "$scenes/kernel_nodes.json" --frames 1-6 --mode eager --out "$tmp/me" --stats "$tmp/me.json" --quiet 2>"$tmp/err" || fail "6 frames eager: $(cat "$tmp/err")"
+read -r f1 m1 <<<"$(flushes "$tmp/m1.json")"
+read -r f0 m0 <<<"$(flushes "$tmp/m0.json")"
+read -r fe me <<<"$(flushes "$tmp/me.json")"
+[ "$f1" -ge 6 ] && [ "$m1" -ge 4 ] && [ "$m1" -lt "$f1" ] || fail "memo: $m1 of $f1 flushes memoized (want 4 or more of 6 or more)"
+[ "$m0" = 0 ] && [ "$f0" = "$f1" ] || fail "PLUME_SFG_MEMO=0: $m0 of $f0 flushes memoized (want 0 of $f1)"
+[ "$me" = 0 ] || fail "eager: $me flushes memoized"
+for n in 3 4 5 6; do
+  cmp -s "$tmp/m1/k_000$n.vdb" "$tmp/m0/k_000$n.vdb" || fail "frame $n differs with and without the memo"
+done
+
 # an unknown name in a substep kernel: exit 1, the place in the code, no output file
 sed 's/q\[I\] \* k + dt/q[I] * kk + dt/' "$scenes/kernel_nodes.json" >"$tmp/bad.json"
 "$plume" cook "$tmp/bad.json" --out "$tmp/bad" --quiet 2>"$tmp/err"; rc=$?

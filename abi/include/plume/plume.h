@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 5
+#define PLUME_ABI_MINOR 6
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -242,6 +242,9 @@ typedef struct plume_stats {
     uint64_t gpu_graphs_built;   /* of those, graphs instantiated (the rest came from the cache) */
     /* ABI 1.4 */
     uint64_t tasks_from_disk;    /* of tasks_compiled, loaded from the kernel cache on disk */
+    /* ABI 1.6 */
+    uint64_t flushes;            /* batches of tasks the optimizer handed on */
+    uint64_t flushes_memoized;   /* of those, optimized by repeating an earlier flush's result */
 } plume_stats;
 
 /* Time of one cook call. */
