@@ -301,15 +301,19 @@ static uint64_t write_params(eng_context *ctx, const sfg_exec_task *t, size_t of
     return d;
 }
 
+/* A finished stage: its batch's GPU time counted, the stage free. */
+static void harvest_stage(eng_cuda *cu, cuda_stage *st)
+{
+    float ms = 0;
+    if (st->busy && cu->drv->cuEventElapsedTime(&ms, st->start, st->end) == CUDA_SUCCESS)
+        cu->stats.kernel_s += 1e-3 * ms;
+    st->busy = 0;
+}
+
 void eng_cuda_harvest(eng_cuda *cu)
 {
-    for (int i = 0; i < CUDA_STAGES; i++) {
-        cuda_stage *st = &cu->stages[i];
-        float ms = 0;
-        if (st->busy && cu->drv->cuEventElapsedTime(&ms, st->start, st->end) == CUDA_SUCCESS)
-            cu->stats.kernel_s += 1e-3 * ms;
-        st->busy = 0;
-    }
+    for (int i = 0; i < CUDA_STAGES; i++)
+        harvest_stage(cu, &cu->stages[i]);
 }
 
 /* The device buffer for the batch's task parameters, at least `bytes`. */
@@ -355,15 +359,12 @@ static cuda_stage *take_stage(eng_context *ctx, size_t bytes, int *rc)
     char msg[256];
     *rc = ENG_OK;
     if (st->busy) {
-        float ms = 0;
         if (cuda_check(cu->drv, cu->drv->cuEventSynchronize(st->end), "waiting for a batch", msg,
                        sizeof msg)) {
             *rc = eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg);
             return NULL;
         }
-        if (cu->drv->cuEventElapsedTime(&ms, st->start, st->end) == CUDA_SUCCESS)
-            cu->stats.kernel_s += 1e-3 * ms;
-        st->busy = 0;
+        harvest_stage(cu, st);
     }
     if (st->cap < bytes) {
         size_t cap = st->cap ? st->cap : 64 << 10;
