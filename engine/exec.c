@@ -382,7 +382,7 @@ int eng_exec_batch(void *ud, const sfg_batch *batch)
     /* Code entries are found or made here, on the context's thread, wherever the batch runs:
      * lowering a new task reads its bound IR the way the optimizer does. */
     int rc = eng_resolve_codes(ctx, batch, codes, fresh);
-    if (rc == ENG_OK && !batch->sync && use_launch_thread(ctx))
+    if (rc == ENG_OK && !batch->in_order && use_launch_thread(ctx))
         rc = eng_launcher_submit(ctx, batch, codes, fresh);
     else if (rc == ENG_OK && (rc = eng_launcher_drain_thread(ctx)) == ENG_OK)
         rc = eng_exec_resolved(ctx, batch, codes, fresh);

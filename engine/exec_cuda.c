@@ -732,11 +732,10 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
                             sizeof msg);
     if (!bad)
         cu->stats.kernels += cu->nlaunches;
-    /* Where the host needs the results it waits: a sync, or every batch with async off. Eager
-     * launches are flagged sync because the CPU runs each at once; here they queue on the
-     * stream, as a GPU program's kernels do, and the host waits where it next touches the
-     * device's memory (eng_cuda_drain). */
-    int wait = !cu->async || (batch->sync && !ctx->mode.eager);
+    /* Where the host needs the results it waits: a sync, or every batch with async off. The
+     * rest (eager launches too) stay queued on the stream, as a GPU program's kernels do, and
+     * the host waits where it next touches the device's memory (eng_cuda_drain). */
+    int wait = !cu->async || batch->sync;
     if (!bad && wait)
         bad = cuda_check(drv, drv->cuStreamSynchronize(cu->stream), "running the batch", msg,
                          sizeof msg);

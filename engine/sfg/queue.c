@@ -89,7 +89,7 @@ static int run_eager(sfg_queue *q, sfg_ir ir, const sfg_task_meta *m, const void
                      size_t args_size, const char *name) {
     sfg_exec_task t = {.ir = ir, .meta = m, .args = args, .args_size = args_size,
                        .name = name ? name : ""};
-    sfg_batch b = {.tasks = &t, .n_tasks = 1, .sync = 1, .index = q->batch_index++};
+    sfg_batch b = {.tasks = &t, .n_tasks = 1, .in_order = 1, .index = q->batch_index++};
     count_launch(q, m);
     q->stats.flushes++;
     if (q->exec(q->exec_ud, &b)) {
@@ -261,7 +261,7 @@ static int flush(sfg_queue *q, int sync) {
     }
     q->stats.optimizer_s += sfg_now() - t0;
     sfg_batch b = {.tasks = tasks, .n_tasks = np, .edges = edges, .n_edges = n_edges,
-                   .sync = sync, .index = q->batch_index++};
+                   .sync = sync, .in_order = sync, .index = q->batch_index++};
     q->stats.flushes++;
     int xr = np ? q->exec(q->exec_ud, &b) : 0;
     free(tasks);

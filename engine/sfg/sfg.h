@@ -281,7 +281,15 @@ typedef struct sfg_batch {
     uint32_t n_tasks;
     const sfg_edge *edges;
     uint32_t n_edges;
-    int sync;                    /* 1: the caller needs the results when the executor returns */
+    /* 1: the host reads the results once the executor returns, so the work must have finished
+     * (sfg_sync). */
+    int sync;
+    /* 1: the batch must be issued before the executor returns, on the calling thread, after every
+     * batch handed over before it: every sync batch, and eager mode's one-task batches, which
+     * run at their launch (the CPU runs them at once, a GPU queues them on its stream) but are
+     * read by the host only after it next syncs. 0: the executor may defer it (a launch
+     * thread), keeping the order of batches. */
+    int in_order;
     uint64_t index;              /* counts batches from 0 */
 } sfg_batch;
 

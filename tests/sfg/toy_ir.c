@@ -381,6 +381,9 @@ int toy_executor(void *ud, const sfg_batch *b) {
     toy_exec *e = ud;
     e->batches++;
     e->syncs += b->sync ? 1 : 0;
+    e->in_order += b->in_order ? 1 : 0;
+    if (b->sync && !b->in_order) /* the queue broke sfg.h's contract: fail whatever test ran */
+        return 1;
     if (e->fail)
         return 1;
     e->last_n = b->n_tasks;

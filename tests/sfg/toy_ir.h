@@ -96,6 +96,7 @@ typedef struct toy_exec {
     int reverse;
     int fail;             /* return non-zero from the next call */
     uint64_t batches, tasks, syncs;
+    uint64_t in_order;  /* batches flagged in_order (every sync batch and eager launch) */
     uint64_t by_type[SFG_TASK_TYPE_COUNT];
     /* the last batch */
     uint32_t last_n, last_n_edges;
