@@ -10,67 +10,6 @@
 
 #include "engine/codegen/cg_internal.h"
 
-/* ---- statement -> int ---- */
-
-static size_t sslot(const ir_stmt *s, size_t cap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 20) & (cap - 1);
-}
-
-int cg_smap_put(cg_smap *m, const ir_stmt *s, int v)
-{
-    if ((m->used + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        const ir_stmt **k = calloc(cap, sizeof *k);
-        int *vals = calloc(cap, sizeof *vals);
-        if (!k || !vals) {
-            free(k);
-            free(vals);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = sslot(m->keys[i], cap);
-            while (k[j])
-                j = (j + 1) & (cap - 1);
-            k[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    size_t j = sslot(s, m->cap);
-    while (m->keys[j] && m->keys[j] != s)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j])
-        m->used++;
-    m->keys[j] = s;
-    m->vals[j] = v;
-    return 0;
-}
-
-int cg_smap_get(const cg_smap *m, const ir_stmt *s)
-{
-    if (!m->cap)
-        return 0;
-    for (size_t j = sslot(s, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == s)
-            return m->vals[j];
-    return 0;
-}
-
-void cg_smap_free(cg_smap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- recognition ---- */
 
 /* e = loop index `axis` of `loop` [+ or - constant], perhaps through a cast to i32 of a wider

@@ -20,11 +20,17 @@
 #include "engine/codegen/task.h"
 #include "engine/ir/ir.h"
 
-typedef struct cg_vmap {
+/* Statement -> word (stmt_map.c); 0 where absent. cg_vmap holds LLVM values, cg_smap ints. */
+typedef struct cg_map {
     const ir_stmt **keys;
-    LLVMValueRef *vals;
+    intptr_t *vals;
     size_t cap, used;
-} cg_vmap;
+} cg_map;
+int cg_map_put(cg_map *m, const ir_stmt *s, intptr_t v);
+intptr_t cg_map_get(const cg_map *m, const ir_stmt *s);
+void cg_map_free(cg_map *m);
+typedef cg_map cg_vmap;
+typedef cg_map cg_smap;
 
 /* A loop being emitted: where break and continue go, and its index values. */
 typedef struct cg_loop {
@@ -99,8 +105,14 @@ void cg_fn_free(cg_fn *f);
 int cg_fail(cg_fn *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- values ---- */
-int cg_vmap_put(cg_vmap *m, const ir_stmt *s, LLVMValueRef v);
-LLVMValueRef cg_vmap_get(const cg_vmap *m, const ir_stmt *s);
+static inline int cg_vmap_put(cg_vmap *m, const ir_stmt *s, LLVMValueRef v)
+{
+    return cg_map_put(m, s, (intptr_t)v);
+}
+static inline LLVMValueRef cg_vmap_get(const cg_vmap *m, const ir_stmt *s)
+{
+    return (LLVMValueRef)cg_map_get(m, s);
+}
 /* The value of an operand, or NULL (and an error) when it was never emitted. */
 LLVMValueRef cg_val(cg_fn *f, const ir_stmt *s);
 /* The LLVM type of a scalar IR type in registers (bool: i1), pointers and cells: ptr. */
@@ -196,12 +208,6 @@ typedef struct cg_access {
     int nchain;                /* chain[0..nchain): sn_root ... leaf sn_index, in order */
 } cg_access;
 
-typedef struct cg_smap { /* statement -> int, open addressing */
-    const ir_stmt **keys;
-    int *vals;
-    size_t cap, used;
-} cg_smap;
-
 typedef struct cg_fast {
     const ir_stmt *loop;
     cg_access *acc;
@@ -233,9 +239,9 @@ typedef struct cg_fast {
     LLVMValueRef entry_container;
 } cg_fast;
 
-int cg_smap_put(cg_smap *m, const ir_stmt *s, int v);
-int cg_smap_get(const cg_smap *m, const ir_stmt *s); /* 0 when absent */
-void cg_smap_free(cg_smap *m);
+static inline int cg_smap_put(cg_smap *m, const ir_stmt *s, int v) { return cg_map_put(m, s, v); }
+static inline int cg_smap_get(const cg_smap *m, const ir_stmt *s) { return (int)cg_map_get(m, s); }
+static inline void cg_smap_free(cg_smap *m) { cg_map_free(m); }
 
 /* Finds the recognized accesses of the parallel loop `loop` (dims: 1 for range_for, the
  * iterated field's for struct_for). 0 with fast->nacc possibly 0; -1 when out of memory.

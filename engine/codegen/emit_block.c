@@ -24,60 +24,6 @@ int cg_fail(cg_fn *f, const char *fmt, ...)
     return -1;
 }
 
-/* ---- statement -> value: open addressing on the pointer ---- */
-
-static size_t vslot(const ir_stmt *s, size_t cap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 20) & (cap - 1);
-}
-
-int cg_vmap_put(cg_vmap *m, const ir_stmt *s, LLVMValueRef v)
-{
-    if ((m->used + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        const ir_stmt **k = calloc(cap, sizeof *k);
-        LLVMValueRef *vals = calloc(cap, sizeof *vals);
-        if (!k || !vals) {
-            free(k);
-            free(vals);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = vslot(m->keys[i], cap);
-            while (k[j])
-                j = (j + 1) & (cap - 1);
-            k[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    size_t j = vslot(s, m->cap);
-    while (m->keys[j] && m->keys[j] != s)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j])
-        m->used++;
-    m->keys[j] = s;
-    m->vals[j] = v;
-    return 0;
-}
-
-LLVMValueRef cg_vmap_get(const cg_vmap *m, const ir_stmt *s)
-{
-    if (!m->cap)
-        return NULL;
-    for (size_t j = vslot(s, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == s)
-            return m->vals[j];
-    return NULL;
-}
-
 LLVMValueRef cg_val(cg_fn *f, const ir_stmt *s)
 {
     LLVMValueRef v = s ? cg_vmap_get(&f->vals, s) : NULL;

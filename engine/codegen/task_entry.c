@@ -68,15 +68,12 @@ void cg_fn_free(cg_fn *f)
     free(f->fid);
     free(f->range_flag);
     f->range_flag = NULL;
-    free(f->vals.keys);
-    free(f->vals.vals);
+    cg_map_free(&f->vals);
     if (f->eb)
         LLVMDisposeBuilder(f->eb);
     if (f->b)
         LLVMDisposeBuilder(f->b);
     f->rt = f->fid = NULL;
-    f->vals.keys = NULL;
-    f->vals.vals = NULL;
     f->eb = f->b = NULL;
 }
 
