@@ -99,6 +99,11 @@ const eng_field_desc *eng_field_info(const eng_field *f);
 int eng_field_components(const eng_field *f);
 /* 1 when the field keeps activity per voxel (bitmasked leaves), 0 when per block. */
 int eng_field_voxel_masks(const eng_field *f);
+/* Marks a field as a node's scratch (the solver's temporaries, multigrid levels): the host's
+ * statistics leave it out. A field declared again (a checkpoint restored) is not marked until
+ * its node marks it. */
+void eng_field_set_scratch(eng_field *f);
+int eng_field_is_scratch(const eng_field *f);
 
 /* Host-side block access. Block data is components*512 floats, voxel index n = x*64+y*8+z,
  * vec3 interleaved (components of voxel n at 3n..3n+2); masks are 8 uint64 words. Origins are

@@ -34,6 +34,7 @@ struct eng_field {
     eng_context *ctx; /* for the host hooks that order host access with queued tasks */
     int id;           /* index in ctx->fields */
     void *arena;      /* the tree's arena when the context owns it (a GPU pool slice), else NULL */
+    int scratch;      /* eng_field_set_scratch */
 #if PLUME_HAVE_KERNELS
     int info_ok;
     ir_field_info info;
@@ -257,6 +258,8 @@ void eng_field_free(eng_field *f)
 const eng_field_desc *eng_field_info(const eng_field *f) { return &f->desc; }
 int eng_field_components(const eng_field *f) { return f->comps; }
 int eng_field_voxel_masks(const eng_field *f) { return f->leaf_kind == PLM_RT_BITMASKED; }
+void eng_field_set_scratch(eng_field *f) { f->scratch = 1; }
+int eng_field_is_scratch(const eng_field *f) { return f->scratch; }
 plm_tree *eng_field_tree(eng_field *f) { return f->tree; }
 int eng_field_id(const eng_field *f) { return f->id; }
 int eng_field_tree_id(const eng_field *f) { return f->fid; }

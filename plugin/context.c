@@ -319,6 +319,12 @@ plume_status pl_get_stats(plume_context *handle, plume_stats *out)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "get_stats: out is NULL or has no struct_size");
     plume_stats s = ctx->stats;
     s.memory_bytes = eng_memory_bytes(ctx->eng);
+    s.active_voxels = 0;
+    for (int i = 0; i < eng_field_count(ctx->eng); i++) {
+        eng_field *f = eng_field_at(ctx->eng, i);
+        if (f && !eng_field_is_scratch(f))
+            s.active_voxels += eng_field_active_voxels(f);
+    }
     eng_stats es;
     eng_get_stats(ctx->eng, &es);
     s.tasks_launched = es.tasks_launched;

@@ -95,6 +95,7 @@ plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *s
         if (rc)
             return pl_from_engine(env->ctx, rc);
     }
+    eng_field_set_scratch(f);
     s->scratch[slot] = f;
     *out = f;
     return PLUME_OK;

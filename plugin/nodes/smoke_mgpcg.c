@@ -64,6 +64,7 @@ static int mgp_field(mgpcg *s, const char *prefix, const char *what, int level, 
     if (f) {
         if (eng_field_info(f)->type != ENG_F32)
             return mgp_fail(s, ENG_ETYPE, "mgpcg: field '%s' exists and is not a scalar field", name);
+        eng_field_set_scratch(f); /* declared by a checkpoint's restore */
         *out = f;
         return ENG_OK;
     }
@@ -85,6 +86,7 @@ static int mgp_field(mgpcg *s, const char *prefix, const char *what, int level, 
     int rc = eng_field_declare(s->ctx, &d, out);
     if (rc)
         return mgp_fail(s, rc, "mgpcg: declaring '%s': %s", name, eng_error(s->ctx));
+    eng_field_set_scratch(*out);
     return ENG_OK;
 }
 

@@ -18,17 +18,24 @@ export PLUME_KERNEL_CACHE="$tmp/kc"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 scene=$scenes/smoke_small.json
-PLUME_VERBOSE=2 "$plume" cook "$scene" --out "$tmp/ref" --threads 2 --deterministic --quiet 2>"$tmp/err" || fail "reference: $(cat "$tmp/err")"
+PLUME_VERBOSE=2 "$plume" cook "$scene" --out "$tmp/ref" --threads 2 --deterministic --quiet --stats "$tmp/ref.json" 2>"$tmp/err" || fail "reference: $(cat "$tmp/err")"
 # PLUME_VERBOSE=2 shows the plugin's debug messages: one line per pressure solve, each of which
 # reaches the scene's tolerance well before its iteration cap
 solves=$(grep -c "mgpcg pressure solve: [0-9]* iterations" "$tmp/err")
 [ "$solves" -ge 3 ] || fail "PLUME_VERBOSE=2: $solves pressure-solve lines: $(head -c 400 "$tmp/err")"
 ! grep -q "stopped at the iteration cap" "$tmp/err" || fail "a pressure solve stopped at its cap: $(grep cap "$tmp/err" | head -2)"
 "$plume" cook "$scene" --out "$tmp/res" --threads 1 --deterministic --frames 1-2 --quiet 2>"$tmp/err" || fail "frames 1-2: $(cat "$tmp/err")"
-"$plume" cook "$scene" --out "$tmp/res" --threads 2 --deterministic --resume 2>"$tmp/err" || fail "resume: $(cat "$tmp/err")"
+"$plume" cook "$scene" --out "$tmp/res" --threads 2 --deterministic --resume --stats "$tmp/res.json" 2>"$tmp/err" || fail "resume: $(cat "$tmp/err")"
 grep -q "resuming from frame 3" "$tmp/err" || fail "no resume line: $(cat "$tmp/err")"
 for f in smoke_0001.vdb smoke_0002.vdb smoke_0003.vdb .plume_checkpoint.vdb; do
   cmp -s "$tmp/ref/$f" "$tmp/res/$f" || fail "$f differs between the uninterrupted and the resumed bake"
+done
+# The totals' active voxels (the plugin's get_stats: every field but the nodes' scratch fields)
+# equal the last frame's (the CLI's own sum of field_stat over the scene's fields), also after a
+# resume, where the checkpoint declared the scratch fields before their nodes marked them.
+for j in ref res; do
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]["active_voxels"]; f=d["frames"][-1]["active_voxels"]
+assert t > 0 and t == f, (t, f)' "$tmp/$j.json" || fail "$j: totals.active_voxels is not the last frame's"
 done
 # The other backtrace orders and the semi-Lagrangian scheme launch kernels of their own
 # (advect_*_rk1, _rk3: smoke.pk): two frames each must cook and carry density.
