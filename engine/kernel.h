@@ -29,6 +29,9 @@ typedef struct eng_kernel eng_kernel;
 int eng_program_compile(eng_context *ctx, const char *file, const char *src, size_t len,
                         eng_program **out);
 uint32_t eng_program_kernel_count(const eng_program *p);
+/* The warnings of a program that compiled (file:line:col, the line and a caret each, as the
+ * errors are rendered), or NULL when it had none; owned by the program. */
+const char *eng_program_warnings(const eng_program *p);
 eng_kernel *eng_program_kernel(eng_program *p, uint32_t i);
 eng_kernel *eng_program_find(eng_program *p, const char *name);
 

@@ -15,6 +15,7 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
                     file ? file : "<input>");
 }
 uint32_t eng_program_kernel_count(const eng_program *p) { (void)p; return 0; }
+const char *eng_program_warnings(const eng_program *p) { (void)p; return NULL; }
 eng_kernel *eng_program_kernel(eng_program *p, uint32_t i) { (void)p; (void)i; return NULL; }
 eng_kernel *eng_program_find(eng_program *p, const char *name) { (void)p; (void)name; return NULL; }
 const char *eng_kernel_name(const eng_kernel *k) { (void)k; return ""; }

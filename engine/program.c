@@ -104,6 +104,11 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
 }
 
 uint32_t eng_program_kernel_count(const eng_program *p) { return p ? p->nkernels : 0; }
+
+const char *eng_program_warnings(const eng_program *p)
+{
+    return p && pk_result_diag_count(p->result) ? pk_result_text(p->result) : NULL;
+}
 eng_kernel *eng_program_kernel(eng_program *p, uint32_t i)
 {
     return p && i < p->nkernels ? &p->kernels[i] : NULL;

@@ -39,6 +39,19 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     return status;
 }
 
+void pl_log_text(pl_context *ctx, plume_log_level level, const char *text)
+{
+    if (!ctx || !ctx->host.log || !text)
+        return;
+    size_t n = strlen(text);
+    while (n && text[n - 1] == '\n')
+        n--;
+    char *copy = strndup(text, n);
+    if (copy)
+        ctx->host.log(ctx->host.user, level, copy);
+    free(copy);
+}
+
 void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
 {
     if (!ctx || !ctx->host.log)

@@ -103,6 +103,8 @@ static plume_status compile(plume_context *handle, const char *file, const char 
             st = pl_fail(ctx, PLUME_ERR_NOT_FOUND, "%s: no kernel named '%s'", file ? file : "<input>", kernel);
     }
     if (st == PLUME_OK) {
+        if (pk_result_diag_count(r)) /* warnings: the code compiled */
+            pl_log_text(ctx, PLUME_LOG_WARNING, pk_result_text(r));
         if (emit == PLUME_EMIT_CHECK)
             *text = kernel_list(prog, kernel && kernel[0] ? kernel : NULL);
         else if (emit == PLUME_EMIT_AST)

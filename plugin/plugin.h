@@ -89,6 +89,8 @@ plume_status pl_checkpoint_wait(pl_context *ctx, int report);
  * `status`. ctx may be NULL: the message then goes to the thread's context-less slot. */
 plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Logs `text` as it is (any length, several lines; trailing newlines dropped). */
+void pl_log_text(pl_context *ctx, plume_log_level level, const char *text);
 void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Tells the host's progress callback, at most ten times a second (calls in between are

@@ -13,6 +13,11 @@ typedef struct cli_common {
 
 /* Prints "plume <cmd>: <message>" to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* PLUME_VERBOSE: unset, empty or 0 -> 0; 2 -> 2 (debug messages too); anything else -> 1. */
+int cli_verbosity(void);
+/* Prints a plugin warning to stderr: "plume: warning: " first, unless the message already says
+ * where and what it is (a kernel file's "file:line:col: warning: ..."). */
+void cli_warning(const char *msg);
 /* Loads the plugin or prints why not; returns 0 or -1. */
 int cli_load(const char *cmd, const cli_common *c, host_plugin *p);
 /* Creates a context with a logging host (warnings and errors to stderr). */

@@ -60,10 +60,11 @@ static int32_t is_cancelled(void *user)
 static void log_cb(void *user, plume_log_level level, const char *msg)
 {
     (void)user;
-    const char *v = getenv("PLUME_VERBOSE");
-    int verbose = v && *v ? (strcmp(v, "2") == 0 ? 2 : strcmp(v, "0") != 0) : 0;
-    if (level == PLUME_LOG_WARNING)
-        fprintf(stderr, "\nplume: warning: %s\n", msg);
+    int verbose = cli_verbosity();
+    if (level == PLUME_LOG_WARNING) {
+        fputc('\n', stderr); /* off the progress line */
+        cli_warning(msg);
+    }
     else if ((level == PLUME_LOG_INFO && verbose >= 1) || (level == PLUME_LOG_DEBUG && verbose >= 2))
         fprintf(stderr, "plume: %s\n", msg);
 }

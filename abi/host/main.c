@@ -48,13 +48,27 @@ int cli_load(const char *cmd, const cli_common *c, host_plugin *p)
     return 0;
 }
 
+int cli_verbosity(void)
+{
+    const char *v = getenv("PLUME_VERBOSE");
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return 0;
+    return strcmp(v, "2") == 0 ? 2 : 1;
+}
+
+void cli_warning(const char *msg)
+{
+    fprintf(stderr, strstr(msg, ": warning: ") ? "%s\n" : "plume: warning: %s\n", msg);
+}
+
 static void log_cb(void *user, plume_log_level level, const char *msg)
 {
     (void)user;
     /* Errors are printed by the command that got the failing status, with its context. */
+    int verbose = cli_verbosity();
     if (level == PLUME_LOG_WARNING)
-        fprintf(stderr, "plume: warning: %s\n", msg);
-    else if (level == PLUME_LOG_INFO && getenv("PLUME_VERBOSE"))
+        cli_warning(msg);
+    else if ((level == PLUME_LOG_INFO && verbose >= 1) || (level == PLUME_LOG_DEBUG && verbose >= 2))
         fprintf(stderr, "plume: %s\n", msg);
 }
 

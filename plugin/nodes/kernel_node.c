@@ -80,6 +80,8 @@ static plume_status compile(pl_node *n)
     int rc = eng_program_compile(n->ctx->eng, file, code, strlen(code), &prog);
     eng_kernel *k = NULL;
     if (rc == 0) {
+        /* once per code, as the parameter is set: not every cook */
+        pl_log_text(n->ctx, PLUME_LOG_WARNING, eng_program_warnings(prog));
         const char *want = n->values[P_KERNEL].str;
         k = want[0] ? eng_program_find(prog, want) : eng_program_kernel(prog, 0);
         if (!k && want[0])

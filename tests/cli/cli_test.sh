@@ -97,6 +97,19 @@ printf 'kernel bad(field<f32> q) {\n    q[J] = 1.0;\n}\n' >"$tmp/bad.pk"
 expect 1 "bad.pk:2:7: error: unknown name 'J'" -- "$plume" compile "$tmp/bad.pk"
 grep -q '^      \^' "$tmp/err" || { echo "FAIL: compile error has no caret under column 7"; fails=$((fails+1)); }
 expect 1 "cannot read" -- "$plume" compile "$tmp/none.pk"
+# Code that compiles with warnings (an unused local: docs/language.md) lists its kernel and
+# shows each warning once, at its place, with its caret
+printf 'kernel w(field<f32> q) {\n    for (I in q) {\n        f32 unused = 1.0;\n        q[I] = 2.0;\n    }\n}\n' >"$tmp/w.pk"
+expect 0 "w.pk:3:13: warning: unused variable 'unused'" -- "$plume" compile "$tmp/w.pk"
+[ "$(grep -c "warning: unused variable" "$tmp/err")" = 1 ] && grep -q '^            \^' "$tmp/err" \
+  && ! grep -q "plume: warning: .*warning:" "$tmp/err" && grep -q "^kernel w(" "$tmp/out" \
+  || { echo "FAIL: compile with a warning: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# ... and so does a kernel node given that code, once however many frames it cooks
+sed -e 's/q\[I\] = q\[I\] \* k + dt;/f32 spare = k; q[I] = q[I] * k + dt;/' "$bad/kernel_nodes.json" >"$tmp/kw.json"
+grep -q "f32 spare" "$tmp/kw.json" || { echo "FAIL: kernel_nodes.json was not rewritten"; fails=$((fails+1)); }
+expect 0 "warning: unused variable 'spare'" -- "$plume" cook "$tmp/kw.json" --out "$tmp/kw" --frames 1-2 --quiet
+[ "$(grep -c "warning: unused variable 'spare'" "$tmp/err")" = 1 ] \
+  || { echo "FAIL: kernel node warning, not once: $(cat "$tmp/err")"; fails=$((fails+1)); }
 expect 2 "which file?" -- "$plume" compile
 expect 2 "--emit takes" -- "$plume" compile "$tmp/k.pk" --emit bytecode
 
