@@ -20,20 +20,27 @@ static uint64_t default_budget(void)
     return (uint64_t)pages * (uint64_t)page / 2;
 }
 
+static _Thread_local char create_err[512];
+
+const char *eng_create_error(void) { return create_err; }
+
 eng_context *eng_create(const eng_options *opt)
 {
+    create_err[0] = 0;
     eng_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
+    if (!ctx) {
+        snprintf(create_err, sizeof create_err, "out of host memory");
         return NULL;
+    }
     ctx->threads = opt && opt->threads > 0 ? opt->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (ctx->threads <= 0)
         ctx->threads = 1;
     ctx->budget = opt && opt->memory_budget ? opt->memory_budget : default_budget();
     /* The test suites' switch to the GPU (README: running the tests on a GPU). A context that
-     * cannot get the GPU it was told to use is no context: the caller sees why on stderr. */
+     * cannot get the GPU it was told to use is no context: eng_create_error() says why. */
     const char *dev = getenv("PLUME_DEVICE");
     if (dev && !strcmp(dev, "cuda") && eng_use_cuda(ctx) != ENG_OK) {
-        fprintf(stderr, "plume: PLUME_DEVICE=cuda: %s\n", ctx->err);
+        snprintf(create_err, sizeof create_err, "PLUME_DEVICE=cuda: %.400s", ctx->err);
         free(ctx);
         return NULL;
     }

@@ -43,8 +43,10 @@ typedef struct eng_field_desc {
     float background[3];
 } eng_field_desc;
 
-/* Creates a context; NULL only when out of host memory. */
+/* Creates a context; NULL when out of host memory, or when PLUME_DEVICE=cuda asks for a GPU
+ * that cannot be used; eng_create_error() then says which (this thread's last eng_create). */
 eng_context *eng_create(const eng_options *opt);
+const char *eng_create_error(void);
 void eng_destroy(eng_context *ctx);
 const char *eng_error(const eng_context *ctx);
 uint64_t eng_memory_bytes(const eng_context *ctx);

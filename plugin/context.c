@@ -159,6 +159,10 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     ctx->host.struct_size = sizeof ctx->host;
     eng_options eo = {(int)opts.threads, opts.memory_budget_bytes};
     ctx->eng = eng_create(&eo);
+    if (!ctx->eng && strncmp(eng_create_error(), "PLUME_DEVICE", 12) == 0) {
+        free(ctx);
+        return pl_fail(NULL, PLUME_ERR_UNSUPPORTED, "context_create: %s", eng_create_error());
+    }
     ctx->handle = ctx->eng ? handle_new(HK_CONTEXT, ctx) : 0;
     if (!ctx->handle) {
         eng_destroy(ctx->eng);

@@ -42,6 +42,9 @@ if [ -n "$fake" ] && [ -e "$fake/libcuda.so.1" ]; then
   expect 1 "device cuda: device Fake GPU has no managed memory" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=one "$plume" cook "$bad/tiny.json" --device cuda --out "$tmp/df" --frames 1-1
   expect 1 "device cuda: CUDA driver 12.4 found but it reports 0 devices" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=zero "$plume" cook "$bad/tiny.json" --device cuda --out "$tmp/df" --frames 1-1
   [ ! -e "$tmp/df" ] || { echo "FAIL: --device cuda on an unusable GPU left $tmp/df"; fails=$((fails+1)); }
+  # the test suites' switch (README) names the GPU's problem too, not "out of host memory"
+  expect 1 "context_create: PLUME_DEVICE=cuda: device Fake GPU has no managed memory" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=one PLUME_DEVICE=cuda "$plume" cook "$bad/tiny.json" --out "$tmp/df" --frames 1-1
+  ! grep -q "out of host memory" "$tmp/err" || { echo "FAIL: PLUME_DEVICE=cuda: $(cat "$tmp/err")"; fails=$((fails+1)); }
   expect 0 "auto: no usable GPU (device Fake GPU has no managed memory" -- env LD_LIBRARY_PATH="$fake" FAKE_CUDA_MODE=one "$plume" cook "$bad/tiny.json" --device auto --out "$tmp/dfa" --frames 1-1
 else
   echo "SKIPPED: --device with the fake driver (no fake libcuda.so.1 folder given)"

@@ -40,7 +40,7 @@ static inline eng_context *et_context(int threads)
     eng_options o = {threads, 0};
     eng_context *ctx = eng_create(&o);
     if (!ctx) {
-        fprintf(stderr, "out of memory\n");
+        fprintf(stderr, "eng_create: %s\n", eng_create_error());
         exit(1);
     }
     return ctx;

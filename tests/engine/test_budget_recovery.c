@@ -19,7 +19,7 @@ static eng_context *open_ctx(uint64_t budget)
     eng_options o = {2, budget};
     eng_context *ctx = eng_create(&o);
     if (!ctx) {
-        fprintf(stderr, "out of memory\n");
+        fprintf(stderr, "eng_create: %s\n", eng_create_error());
         exit(1);
     }
     return ctx;
