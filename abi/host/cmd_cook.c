@@ -421,6 +421,15 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         return EXIT_WORK;
     }
     const plume_plugin *api = p.api;
+    /* Deterministic mode is the CPU's (floating-point reductions in a fixed order): auto takes
+     * the device that can honour it rather than failing on machines with a GPU. An explicit
+     * --device cuda still fails, saying why. */
+    deterministic |= sc.deterministic;
+    if (deterministic && o.device == PLUME_DEVICE_AUTO) {
+        o.device = PLUME_DEVICE_CPU;
+        if (!quiet)
+            fprintf(stderr, "plume: auto: deterministic mode, using the CPU\n");
+    }
     int tty = isatty(2) && !quiet;
     plume_host h = {sizeof h, NULL, log_cb, tty ? progress_cb : NULL, is_cancelled};
     plume_context *ctx = NULL;
@@ -438,7 +447,6 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         cli_error("cook", "%s", err);
         goto done;
     }
-    deterministic |= sc.deterministic;
     const plume_ext_deterministic *det = api->get_extension(PLUME_EXT_DETERMINISTIC);
     if (deterministic && (!det || det->struct_size < sizeof *det)) {
         cli_error("cook", "deterministic mode asked for, but this plugin (%s) has no \"%s\" extension",

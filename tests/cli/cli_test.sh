@@ -35,6 +35,17 @@ else
   expect 0 "auto: no usable GPU (no CUDA driver" -- "$plume" cook "$bad/tiny.json" --device auto --out "$tmp/da" --frames 1-1
   grep -q "on CPU" "$tmp/err" || { echo "FAIL: --device auto did not say it cooks on the CPU"; fails=$((fails+1)); }
 fi
+# Deterministic mode is the CPU's: on a usable (fake, tests/engine/fake_cuda_exec.c) GPU, auto
+# takes the CPU for a deterministic cook and says so; an explicit cuda fails saying why
+fakex=${5:-}
+if [ -n "$fakex" ] && [ -e "$fakex/libcuda.so.1" ]; then
+  expect 0 "auto: deterministic mode, using the CPU" -- env LD_LIBRARY_PATH="$fakex" "$plume" cook "$bad/tiny.json" --device auto --deterministic --out "$tmp/ddet" --frames 1-1
+  grep -q "on CPU" "$tmp/err" || { echo "FAIL: deterministic auto did not cook on the CPU: $(cat "$tmp/err")"; fails=$((fails+1)); }
+  expect 1 "deterministic mode runs on the CPU only" -- env LD_LIBRARY_PATH="$fakex" "$plume" cook "$bad/tiny.json" --device cuda --deterministic --out "$tmp/ddc" --frames 1-1
+  expect 0 "auto: using the GPU" -- env LD_LIBRARY_PATH="$fakex" PLUME_VERBOSE=1 "$plume" cook "$bad/tiny.json" --device auto --out "$tmp/dga" --frames 1-1
+else
+  echo "SKIPPED: deterministic --device auto on a GPU (no fake_cuda_exec driver given)"
+fi
 # --device with a fake driver (tests/backend/fake_cuda.c, its folder as the fourth argument): a
 # device the engine cannot use is named with the reason, and auto falls back past it
 fake=${4:-}
