@@ -9,6 +9,7 @@
 #include <string.h>
 
 static const char *const compressions[] = {"blosc", "zip", "none"};
+static const char *const vel_classes[] = {"staggered", "unknown"};
 
 static const plume_param_desc params[] = {
     PARAM_FILE("file", "File", "Output path; each run of # becomes the frame number, zero-padded "
@@ -21,6 +22,10 @@ static const plume_param_desc params[] = {
     PARAM_STRING("temperature_name", "Temperature Grid", "Grid name for the temperature port.", "temperature"),
     PARAM_STRING("flame_name", "Flame Grid", "Grid name for the flame port.", "flame"),
     PARAM_STRING("vel_name", "Velocity Grid", "Grid name for the velocity port.", "vel"),
+    PARAM_ENUM("vel_class", "Velocity Class", "Grid class of the velocity: staggered (the smoke "
+               "solver's MAC grid: x on the face between voxels I-(1,0,0) and I, as OpenVDB "
+               "defines it, so other tools sample it where it lives) or unknown (cell-centred "
+               "vectors).", "staggered", vel_classes),
 };
 
 /* Every port is optional: an unbound port whose default field does not exist is skipped. */
@@ -28,7 +33,7 @@ static const plume_port_desc ports[] = {
     PORT("density", "Density", "Written as a fog volume.", PLUME_VALUE_F32, PLUME_PORT_IN, "density", 1),
     PORT("temperature", "Temperature", "Written as a fog volume.", PLUME_VALUE_F32, PLUME_PORT_IN, "temperature", 1),
     PORT("flame", "Flame", "Written as a fog volume.", PLUME_VALUE_F32, PLUME_PORT_IN, "flame", 1),
-    PORT("vel", "Velocity", "Written as a vec3 grid of class unknown.", PLUME_VALUE_VEC3, PLUME_PORT_IN, "vel", 1),
+    PORT("vel", "Velocity", "Written as a vec3 grid of the class vel_class says.", PLUME_VALUE_VEC3, PLUME_PORT_IN, "vel", 1),
 };
 
 static const char *const name_params[] = {"density_name", "temperature_name", "flame_name", "vel_name"};
@@ -49,8 +54,10 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         const char *name = pl_param_str(n, name_params[p]);
         if (!name[0])
             name = eng_field_info(env->port_fields[p])->name;
-        st = vdb_field_to_grid(env->ctx, env->port_fields[p], name,
-                               p < 3 ? PLM_VDB_CLASS_FOG_VOLUME : PLM_VDB_CLASS_UNKNOWN, NULL, &grids[count]);
+        plm_vdb_class cls = p < 3 ? PLM_VDB_CLASS_FOG_VOLUME
+                            : strcmp(pl_param_str(n, "vel_class"), "staggered") == 0 ? PLM_VDB_CLASS_STAGGERED
+                                                                                     : PLM_VDB_CLASS_UNKNOWN;
+        st = vdb_field_to_grid(env->ctx, env->port_fields[p], name, cls, NULL, &grids[count]);
         if (st == PLUME_OK)
             count++;
     }

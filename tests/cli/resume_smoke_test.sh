@@ -30,6 +30,12 @@ grep -q "resuming from frame 3" "$tmp/err" || fail "no resume line: $(cat "$tmp/
 for f in smoke_0001.vdb smoke_0002.vdb smoke_0003.vdb .plume_checkpoint.vdb; do
   cmp -s "$tmp/ref/$f" "$tmp/res/$f" || fail "$f differs between the uninterrupted and the resumed bake"
 done
+# The export marks the staggered velocity as OpenVDB's staggered class (docs/nodes.md), so other
+# tools sample it on the faces; the scalars are fog volumes
+"$plume" vdb info --json "$tmp/ref/smoke_0003.vdb" >"$tmp/info.json" 2>"$tmp/err" || fail "vdb info: $(cat "$tmp/err")"
+python3 -c 'import json,sys; g={x["name"]: x["class"] for x in json.load(open(sys.argv[1]))["grids"]}
+assert g == {"density": "fog volume", "temperature": "fog volume", "vel": "staggered"}, g' "$tmp/info.json" \
+  || fail "exported grid classes: $(head -c 300 "$tmp/info.json")"
 # The totals' active voxels (the plugin's get_stats: every field but the nodes' scratch fields)
 # equal the last frame's (the CLI's own sum of field_stat over the scene's fields), also after a
 # resume, where the checkpoint declared the scratch fields before their nodes marked them.
