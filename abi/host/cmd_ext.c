@@ -102,6 +102,10 @@ int cmd_vdb(int argc, char **argv, const cli_common *c)
     int nfiles = 0, as_json = 0, half = 0;
     plume_vdb_compression comp = PLUME_VDB_COMPRESS_BLOSC;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
         if (info && !strcmp(argv[i], "--json")) {
             as_json = 1;
         } else if (!info && !strcmp(argv[i], "--half")) {
@@ -272,13 +276,25 @@ int cmd_compile(int argc, char **argv, const cli_common *c)
 {
     static const char usage[] =
         "usage: plume compile FILE.pk [--kernel NAME] [--target cpu|ptx] "
-        "[--emit check|ast|ir|llvm|asm|ptx] [-o OUT]\n";
+        "[--emit check|ast|ir|llvm|asm|ptx] [-o OUT]\n"
+        "  --kernel NAME   only this kernel (default: all of them)\n"
+        "  --target        the device listings are made for (ptx: NVIDIA GPUs; --emit ptx implies it)\n"
+        "  --emit          check (default): the kernels' signatures, after every check of the\n"
+        "                  language; ast: the checked syntax tree; ir: Plume's IR as lowered\n"
+        "                  and after each optimizer pass, per task; llvm, asm, ptx: the\n"
+        "                  generated code of each task\n"
+        "  -o OUT          write the listing to OUT instead of stdout\n"
+        "Errors and warnings go to stderr as FILE:LINE:COL: ..., with the line and a caret.\n";
     const char *file = NULL, *kernel = NULL, *out = NULL;
     plume_emit emit = PLUME_EMIT_CHECK;
     plume_device target = PLUME_DEVICE_CPU;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
         if (!strcmp(a, "--kernel") && v) {
             kernel = v;
             i++;

@@ -125,6 +125,11 @@ expect 0 "warning: unused variable 'spare'" -- "$plume" cook "$tmp/kw.json" --ou
 [ "$(grep -c "warning: unused variable 'spare'" "$tmp/err")" = 1 ] \
   || { echo "FAIL: kernel node warning, not once: $(cat "$tmp/err")"; fails=$((fails+1)); }
 expect 2 "which file?" -- "$plume" compile
+# every command answers --help with its usage on stdout and status 0
+for cmd in "compile" "vdb" "vdb info" "vdb convert" "render" "cook" "nodes"; do
+  expect 0 "" -- "$plume" $cmd --help
+  grep -q "usage: plume ${cmd%% *}" "$tmp/out" || { echo "FAIL: plume $cmd --help: $(head -c 200 "$tmp/out")"; fails=$((fails+1)); }
+done
 expect 2 "--emit takes" -- "$plume" compile "$tmp/k.pk" --emit bytecode
 
 # Listings past the front end need every compiler stage; a build without them says so.
