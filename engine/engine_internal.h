@@ -26,6 +26,10 @@ struct eng_context {
     void *progress_user;
     int threads;
     uint64_t budget;
+    /* Bytes in use over the context's CPU trees, which charge it as they grow (atomic; the
+     * runtime's shared_used): the budget holds for the context, not per tree. (On a GPU the
+     * trees share the device pool, which the budget sizes.) */
+    uint64_t mem_used;
     eng_field **fields;
     int nfields;
     char err[ENG_ERR_SIZE];

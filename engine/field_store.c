@@ -150,6 +150,21 @@ static int make_tree(eng_context *ctx, const eng_field_desc *d, int n, int aos, 
     if (made != 0)
         /* Columns count in the text as declared: the appended place() comes after it. */
         return eng_fail(ctx, ENG_EINVAL, "field '%s': layout \"%s\": %s", d[0].name, base, err);
+    if (!*arena) {
+        plm_runtime *rt = plm_tree_runtime(*tree);
+        uint64_t total = __atomic_add_fetch(&ctx->mem_used, rt->used, __ATOMIC_ACQ_REL);
+        rt->shared_used = &ctx->mem_used;
+        rt->shared_budget = ctx->budget;
+        if (total > ctx->budget) {
+            __atomic_sub_fetch(&ctx->mem_used, rt->used, __ATOMIC_ACQ_REL);
+            plm_tree_destroy(*tree);
+            *tree = NULL;
+            return eng_fail(ctx, ENG_ENOMEM,
+                            "field '%s': memory budget exceeded: needed %llu bytes with the "
+                            "fields before it, budget %llu bytes", d[0].name,
+                            (unsigned long long)total, (unsigned long long)ctx->budget);
+        }
+    }
     return ENG_OK;
 }
 
@@ -224,6 +239,9 @@ int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, in
             out[i] = NULL;
         }
         if (!owner_made) {
+            plm_runtime *rt = plm_tree_runtime(tree);
+            if (rt->shared_used)
+                __atomic_sub_fetch(rt->shared_used, rt->used, __ATOMIC_ACQ_REL);
             plm_tree_destroy(tree);
 #if PLUME_HAVE_KERNELS
             if (arena)
@@ -244,8 +262,12 @@ void eng_field_free(eng_field *f)
 {
     if (!f)
         return;
-    if (f->tree && f->owns_tree)
+    if (f->tree && f->owns_tree) {
+        plm_runtime *rt = plm_tree_runtime(f->tree);
+        if (rt->shared_used) /* hand the tree's bytes back to the context's budget */
+            __atomic_sub_fetch(rt->shared_used, rt->used, __ATOMIC_ACQ_REL);
         plm_tree_destroy(f->tree);
+    }
 #if PLUME_HAVE_KERNELS
     if (f->owns_tree && f->arena && f->ctx && f->ctx->cuda)
         eng_cuda_arena_give(f->ctx->cuda, f->arena);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 /* Where the arena starts taking huge pages (see plm_tree_create). */
 #define SMALL_PAGES_BYTES ((size_t)64 << 20)
@@ -23,6 +24,7 @@ struct plm_tree {
     int external; /* the arena belongs to the caller (plm_tree_create_in) */
     size_t color; /* where the runtime starts inside the mapping (0 for external arenas) */
     uint32_t *error_flag; /* the runtime's error_flag, kept here so a poll reads host memory */
+    int cut;      /* the process's address-space limit made the arena smaller than asked */
 };
 
 static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, plm_tree **out,
@@ -81,12 +83,51 @@ static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, p
      * (12 distinct positions in a page, all 64-byte aligned as the runtime needs). */
     static _Atomic unsigned trees_made;
     size_t color = (size_t)(trees_made++ % 12u) * 320u;
-    t->arena_map_bytes = (size_t)((budget_bytes + page - 1) & ~(uint64_t)(page - 1)) + page;
-    t->arena = mmap(NULL, t->arena_map_bytes, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* A limit on the address space (ulimit -v, a farm's h_vmem) counts reservations that are
+     * never touched: under one, a tree reserves at most a 32nd of what the limit leaves (a
+     * scene has tens of trees; each takes a share of the rest, so the early ones cannot starve
+     * the later ones), and halves that while the system refuses, down to 16 MiB. Its arena,
+     * and so what it can hold, is then smaller than the budget, which its budget errors say. */
+    uint64_t want = budget_bytes;
+    struct rlimit as;
+    uint64_t limit = 0, in_use = 0;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        limit = (uint64_t)as.rlim_cur;
+        FILE *statm = fopen("/proc/self/statm", "r");
+        unsigned long long pages = 0;
+        if (statm && fscanf(statm, "%llu", &pages) == 1)
+            in_use = (uint64_t)pages * page;
+        if (statm)
+            fclose(statm);
+        uint64_t cap = in_use < limit ? (limit - in_use) / 32 : 0;
+        cap = cap < (16u << 20) ? (16u << 20) : cap;
+        if (want > cap)
+            want = cap;
+    }
+    for (;;) {
+        t->arena_map_bytes = (size_t)((want + page - 1) & ~(uint64_t)(page - 1)) + page;
+        t->arena = mmap(NULL, t->arena_map_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (t->arena != MAP_FAILED || errno != ENOMEM || want <= (16u << 20))
+            break;
+        want /= 2;
+    }
+    if (want < budget_bytes) {
+        t->cut = 1;
+        budget_bytes = want;
+        t->budget = want;
+    }
     if (t->arena == MAP_FAILED) {
-        snprintf(err, errlen, "cannot reserve %llu bytes of address space for the tree: %s",
-                 (unsigned long long)budget_bytes, strerror(errno));
+        int e = errno;
+        if (limit)
+            snprintf(err, errlen, "cannot reserve %llu bytes of address space for the tree: %s "
+                     "(the process may use %llu bytes of address space, ulimit -v, and uses %llu; "
+                     "Plume reserves address space for every field's tree)",
+                     (unsigned long long)budget_bytes, strerror(e), (unsigned long long)limit,
+                     (unsigned long long)in_use);
+        else
+            snprintf(err, errlen, "cannot reserve %llu bytes of address space for the tree: %s",
+                     (unsigned long long)budget_bytes, strerror(e));
         plm_layout_free(t->layout);
         free(t);
         return -1;
@@ -419,6 +460,11 @@ int plm_tree_check_error(plm_tree *t, char *msg, size_t len)
     if (t->error_flag && __atomic_load_n(t->error_flag, __ATOMIC_ACQUIRE) == 0)
         return 0;
     uint32_t e = plm_rt_format_error(t->rt, msg, len);
+    if (e == PLM_RT_ERR_BUDGET && t->cut && t->rt->error_budget == t->budget) {
+        size_t n = strlen(msg);
+        snprintf(msg + n, len - n, " (this field's share of address space: the process's limit, "
+                                   "ulimit -v, let it reserve no more)");
+    }
     if (e != PLM_RT_OK)
         plm_rt_clear_error(t->rt);
     return (int)e;

@@ -22,6 +22,9 @@ static const char cook_usage[] =
     "  --out DIR             output folder (default: out/<scene name>)\n"
     "  --device cpu|cuda|auto\n"
     "  --threads N           worker threads (default: one per core)\n"
+    "  --memory-budget SIZE  the most the simulation's fields may hold, e.g. 512M or 8G\n"
+    "                        (default: half the machine's memory); past it the cook stops\n"
+    "                        with exit status 1, naming the field and the bytes it needed\n"
     "  --mode eager|optimized\n"
     "  --disable PASS,...    optimizer passes to switch off: listgen, demote, fusion, dse\n"
     "  --stats FILE.json     write per-frame and total statistics\n"
@@ -120,6 +123,26 @@ static int parse_frames(const char *s, int64_t *a, int64_t *b)
         return -1;
     *a = x;
     *b = y;
+    return 0;
+}
+
+/* "512M", "8G", "1.5G", "65536K" or plain bytes; at least 1 MiB. Returns 0 or -1. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double unit = 1;
+    if (*end == 'K' || *end == 'k')
+        unit = 1024.0, end++;
+    else if (*end == 'M' || *end == 'm')
+        unit = 1024.0 * 1024.0, end++;
+    else if (*end == 'G' || *end == 'g')
+        unit = 1024.0 * 1024.0 * 1024.0, end++;
+    else if (*end == 'T' || *end == 't')
+        unit = 1024.0 * 1024.0 * 1024.0 * 1024.0, end++;
+    if (end == s || *end || !(v * unit >= 1024.0 * 1024.0) || v * unit > 1e18)
+        return -1;
+    *out = (uint64_t)(v * unit);
     return 0;
 }
 
@@ -306,7 +329,8 @@ static void finish_checkpoint(const plume_plugin *api, const plume_ext_checkpoin
 
 static int is_value_option(const char *a)
 {
-    static const char *const opts[] = {"--frames", "--out", "--stats", "--device", "--threads", "--mode", "--disable"};
+    static const char *const opts[] = {"--frames", "--out", "--stats", "--device", "--threads", "--mode", "--disable",
+                                       "--memory-budget"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
@@ -362,6 +386,12 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
                 return EXIT_USAGE;
             }
             o.threads = (uint32_t)t;
+        } else if (!strcmp(a, "--memory-budget")) {
+            if (parse_size(argv[++i], &o.memory_budget_bytes)) {
+                cli_error("cook", "--memory-budget must look like 512M, 8G or a number of bytes "
+                                  "(at least 1M), not '%s'", argv[i]);
+                return EXIT_USAGE;
+            }
         } else if (!strcmp(a, "--mode")) {
             const char *m = argv[++i];
             if (!strcmp(m, "eager"))

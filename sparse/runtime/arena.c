@@ -2,18 +2,25 @@
  * Also the error record, which the budget check feeds. */
 #include "sparse/runtime/rt_internal.h"
 
-void plm_rt_set_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t needed)
+static void record_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t needed,
+                         uint64_t budget)
 {
     RT_FETCH_ADD(&rt->error_count, (int64_t)1);
     /* First error wins; its details are written by the winner only, then published. */
     if (RT_CAS(&rt->error, 0u, 0xffffffffu)) {
         rt->error_snode = snode;
         rt->error_needed = needed;
+        rt->error_budget = budget;
         RT_STORE_REL(&rt->error, code);
         /* the first error raises it; later ones find it up (clearing lowers both) */
         if (rt->error_flag)
             RT_STORE_REL(rt->error_flag, 1u);
     }
+}
+
+void plm_rt_set_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t needed)
+{
+    record_error(rt, code, snode, needed, rt->budget);
 }
 
 uint32_t plm_rt_error(const plm_runtime *rt)
@@ -32,8 +39,20 @@ void *plm_rt_arena_alloc(plm_runtime *rt, uint64_t bytes, uint64_t align, int32_
             plm_rt_set_error(rt, PLM_RT_ERR_BUDGET, snode, end);
             return NULL;
         }
-        if (RT_CAS(&rt->used, old, end))
+        if (RT_CAS(&rt->used, old, end)) {
+            if (!rt->shared_used)
+                return rt->arena + start;
+            /* The context's budget: the advance is charged whatever happens (it is the cursor's,
+             * and the cursor cannot move back under other threads); past the budget the block
+             * is not handed out, which wastes at most one block per thread until the error is
+             * cleared, when every allocation gets a sink anyway. */
+            uint64_t total = RT_FETCH_ADD(rt->shared_used, end - old) + (end - old);
+            if (total > rt->shared_budget) {
+                record_error(rt, PLM_RT_ERR_BUDGET, snode, total, rt->shared_budget);
+                return NULL;
+            }
             return rt->arena + start;
+        }
         old = RT_LOAD_RELAXED(&rt->used);
     }
 }
@@ -50,6 +69,7 @@ void plm_rt_clear_error(plm_runtime *rt)
     rt_zero(rt->value_sink, 64);
     rt->error_snode = -1;
     rt->error_needed = 0;
+    rt->error_budget = 0;
     rt->error_count = 0;
     RT_STORE_REL(&rt->error, 0u);
     if (rt->error_flag)
@@ -90,7 +110,7 @@ uint32_t plm_rt_format_error(const plm_runtime *rt, char *buf, uint64_t len)
         at = put_str(buf, len, at, "memory budget exceeded: needed ");
         at = put_u64(buf, len, at, rt->error_needed);
         at = put_str(buf, len, at, " bytes, budget ");
-        at = put_u64(buf, len, at, rt->budget);
+        at = put_u64(buf, len, at, rt->error_budget ? rt->error_budget : rt->budget);
         at = put_str(buf, len, at, " bytes");
     } else if (e == PLM_RT_ERR_RANGE) {
         at = put_str(buf, len, at, "write outside the index range of SNode ");

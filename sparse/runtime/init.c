@@ -58,6 +58,9 @@ plm_runtime *plm_rt_init(void *arena, uint64_t arena_bytes, const plm_rt_config 
     rt->error = 0;
     rt->error_snode = -1;
     rt->error_needed = 0;
+    rt->error_budget = 0;
+    rt->shared_used = 0;
+    rt->shared_budget = 0;
     rt->error_count = 0;
     rt->error_flag = NULL;
     rt->num_snodes = cfg->num_snodes;

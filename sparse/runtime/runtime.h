@@ -170,6 +170,13 @@ typedef struct plm_runtime {
      * (plm_tree_set_error_flag): reading `error` itself would move the page that every kernel
      * uses to the host, and every kernel after would fault it back. */
     uint32_t *error_flag;
+    /* NULL, or a word outside the arena shared by every tree of one engine context (on the
+     * CPU): the bytes in use over all of them, each tree adding what its cursor advances. An
+     * allocation that takes it past shared_budget fails as one past `budget` does, so one budget
+     * holds for the whole context however many trees it has. */
+    uint64_t *shared_used;
+    uint64_t shared_budget;
+    uint64_t error_budget; /* budget error: the budget it passed (budget or shared_budget) */
 } plm_runtime;
 
 /* ---- setup, memory, errors ---- */
@@ -179,8 +186,8 @@ typedef struct plm_runtime {
  * the bytes required. */
 plm_runtime *plm_rt_init(void *arena, uint64_t arena_bytes, const plm_rt_config *cfg,
                          uint64_t *needed);
-/* Bump allocation from the arena, zeroed; NULL (and PLM_RT_ERR_BUDGET recorded) past the budget.
- * align must be a power of two. */
+/* Bump allocation from the arena, zeroed; NULL (and PLM_RT_ERR_BUDGET recorded) past the budget
+ * (the arena's, or the context's shared one). align must be a power of two. */
 void *plm_rt_arena_alloc(plm_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode);
 uint64_t plm_rt_bytes_in_use(const plm_runtime *rt);
 uint32_t plm_rt_error(const plm_runtime *rt);

@@ -26,6 +26,13 @@ expect 2 "" -- "$plume"
 expect 2 "which scene?" -- "$plume" cook
 expect 2 "--frames must look like" -- "$plume" cook "$bad/tiny.json" --frames 5-2
 expect 2 "--device must be cpu, cuda or auto" -- "$plume" cook "$bad/tiny.json" --device tpu
+# --memory-budget: the whole cook's budget (every field together); past it a clear error and
+# status 1 (the sphere's 4096 voxels need about 1.05 MB with the tree's tables, so 1M is short
+# and 2M is enough)
+expect 2 "--memory-budget must look like" -- "$plume" cook "$bad/tiny.json" --memory-budget 12x
+expect 1 "field 'density': memory budget exceeded: needed" -- "$plume" cook "$bad/tiny.json" --memory-budget 1M --out "$tmp/mb1" --frames 1-1
+grep -q "budget 1048576 bytes" "$tmp/err" || { echo "FAIL: --memory-budget 1M: $(cat "$tmp/err")"; fails=$((fails+1)); }
+expect 0 "" -- "$plume" cook "$bad/tiny.json" --memory-budget 2M --out "$tmp/mb2" --frames 1-1
 # --device: without a GPU, cuda fails naming why (nothing written) and auto falls back saying so
 if ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
   echo "SKIPPED: the no-GPU checks of --device (a CUDA driver is installed here)"

@@ -6,7 +6,10 @@
  *  - The same for a field placed beside another in one tree, whose clear writes the
  *    background into its blocks instead of freeing them (the other field keeps them).
  * Before the walk, both clears found no block once the budget was spent: the first context
- * failed again at the second kernel, the second kept the kernel's values. */
+ * failed again at the second kernel, the second kept the kernel's values.
+ *  - The budget is the context's: two fields that each fit it alone do not fit together (each
+ *    tree had the whole budget to itself before, so a scene of 20 fields could take 20 times
+ *    the budget), and a field declared when the budget is spent is refused. */
 #include "engine_test.h"
 
 static const char *src =
@@ -81,10 +84,51 @@ static void test_group(void)
     eng_destroy(ctx);
 }
 
+static void test_shared(void)
+{
+    eng_context *ctx = open_ctx(4u << 20);
+    eng_field *x = et_field(ctx, "x", 3, ENG_F32, 0.0f);
+    eng_field *y = et_field(ctx, "y", 3, ENG_F32, 0.0f);
+    eng_program *p = et_compile(ctx, src);
+    if (!p)
+        exit(1);
+    /* 80^3 voxels: 1000 blocks of 2 KiB, about half the 4 MiB, in each field */
+    CHECK_OK(ctx, seed(ctx, p, x, 80));
+    CHECK(eng_field_block_count(x) == 1000);
+    CHECK(seed(ctx, p, y, 80) == ENG_ENOMEM);
+    CHECK(strstr(eng_error(ctx), "field 'y'") != NULL);
+    CHECK(strstr(eng_error(ctx), "budget 4194304 bytes") != NULL);
+    /* y's share freed: x alone still fits, and y can take what x leaves */
+    eng_field_clear(ctx, y);
+    CHECK_OK(ctx, eng_sync(ctx));
+    CHECK_OK(ctx, seed(ctx, p, x, 80));
+    CHECK(eng_field_read(x, (int32_t[3]){79, 1, 1}, 0) == 79.0f + 2.0f + 3.0f);
+    eng_destroy(ctx);
+
+    /* the fixed part of trees alone: a budget that some trees' empty tables already spend
+     * refuses the next declaration, naming the budget */
+    ctx = open_ctx(256u << 10);
+    int refused = 0;
+    for (int i = 0; i < 64 && !refused; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%d", i);
+        eng_field_desc d = et_desc(name, ENG_F32, "", 0.5, 0.0f);
+        eng_field *f = NULL;
+        if (eng_field_declare(ctx, &d, &f) != ENG_OK) {
+            refused = 1;
+            CHECK(strstr(eng_error(ctx), "memory budget exceeded") != NULL);
+            CHECK(strstr(eng_error(ctx), "budget 262144 bytes") != NULL);
+        }
+    }
+    CHECK(refused);
+    eng_destroy(ctx);
+}
+
 int main(void)
 {
     test_single();
     test_group();
+    test_shared();
     if (!check_failures)
         printf("budget recovery: blocks found, cleared and reused after an overrun\n");
     return check_failures ? 1 : 0;

@@ -193,7 +193,8 @@ typedef struct plume_context_options {
     uint32_t struct_size;
     plume_device device;
     uint32_t threads;             /* 0: one per core */
-    uint64_t memory_budget_bytes; /* 0: the plugin's default (half the machine's memory) */
+    uint64_t memory_budget_bytes; /* for all the context's fields together; 0: the plugin's
+                                   * default (half the machine's memory) */
     plume_exec_mode mode;
     uint32_t disabled_passes;     /* PLUME_PASS_* bits */
     uint32_t flush_every;         /* flush the queue every N tasks; 0: the plugin's default */
