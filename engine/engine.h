@@ -105,6 +105,9 @@ int eng_field_voxel_masks(const eng_field *f);
  * statistics leave it out. A field declared again (a checkpoint restored) is not marked until
  * its node marks it. */
 void eng_field_set_scratch(eng_field *f);
+/* The voxel indices the field can hold: lo[a] <= i[a] < hi[a] on each axis (its layout's
+ * offset and extent). */
+void eng_field_index_range(const eng_field *f, int64_t lo[3], int64_t hi[3]);
 int eng_field_is_scratch(const eng_field *f);
 
 /* Host-side block access. Block data is components*512 floats, voxel index n = x*64+y*8+z,

@@ -281,6 +281,15 @@ const eng_field_desc *eng_field_info(const eng_field *f) { return &f->desc; }
 int eng_field_components(const eng_field *f) { return f->comps; }
 int eng_field_voxel_masks(const eng_field *f) { return f->leaf_kind == PLM_RT_BITMASKED; }
 void eng_field_set_scratch(eng_field *f) { f->scratch = 1; }
+
+void eng_field_index_range(const eng_field *f, int64_t lo[3], int64_t hi[3])
+{
+    const plm_rt_snode *leaf = &plm_tree_layout(f->tree)->cfg.snodes[f->leaf];
+    for (int a = 0; a < 3; a++) {
+        lo[a] = leaf->coord_offset[a];
+        hi[a] = lo[a] + ((int64_t)1 << leaf->extent_bits[a]);
+    }
+}
 int eng_field_is_scratch(const eng_field *f) { return f->scratch; }
 plm_tree *eng_field_tree(eng_field *f) { return f->tree; }
 int eng_field_id(const eng_field *f) { return f->id; }

@@ -69,14 +69,32 @@ static plume_status cook_sphere(pl_node *n, pl_cook_env *env)
     double h = d->voxel_size, r = pl_param_num(n, "radius");
     double fall = pl_param_num(n, "falloff") * h, reach = r + fall;
     double lo[3], hi[3];
+    int64_t can_lo[3], can_hi[3];
+    eng_field_index_range(env->port_fields[0], can_lo, can_hi);
     for (int k = 0; k < 3; k++) {
-        /* voxel i's centre is origin + (i + 0.5) h */
+        /* voxel i's centre is origin + (i + 0.5) h; the loop covers only voxels the field can
+         * hold (a sphere larger than the domain would loop over voxels no field keeps) */
         lo[k] = floor((c[k] - reach - d->origin[k]) / h - 0.5);
         hi[k] = ceil((c[k] + reach - d->origin[k]) / h - 0.5) + 1;
-        if (lo[k] < -1e8 || hi[k] > 1e8)
+        lo[k] = lo[k] < (double)can_lo[k] ? (double)can_lo[k] : lo[k];
+        hi[k] = hi[k] > (double)can_hi[k] ? (double)can_hi[k] : hi[k];
+        if (lo[k] >= hi[k])
             return pl_fail(env->ctx, PLUME_ERR_OUT_OF_RANGE,
-                           "node '%s': the sphere lies outside the field's index range", n->name);
+                           "node '%s': the sphere (centre %g %g %g, radius %g) lies outside the "
+                           "voxels field '%s' can hold (%lld..%lld on axis %c)", n->name, c[0], c[1],
+                           c[2], r, d->name, (long long)can_lo[k], (long long)can_hi[k] - 1, "xyz"[k]);
     }
+    /* The voxels it activates hold density, temperature and velocity (20 bytes) at least: a
+     * sphere that cannot fit the budget fails now, not after filling the machine's memory. */
+    double box = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+    double ball = 4.0 / 3.0 * 3.14159265358979 * pow(r / h, 3.0);
+    double need = (ball < box ? ball : box) * 20.0;
+    double budget = (double)eng_memory_budget(env->ctx->eng);
+    if (need > budget)
+        return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
+                       "node '%s': the sphere (radius %g, %.3g voxels of size %g) needs at least "
+                       "%.3g bytes, more than the memory budget of %.3g bytes (plume cook "
+                       "--memory-budget)", n->name, r, need / 20.0, h, need, budget);
     eng_arg a[15] = {
         smoke_field_arg(env->port_fields[0]),
         smoke_field_arg(env->port_fields[1]),

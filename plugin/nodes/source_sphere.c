@@ -32,15 +32,33 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     int m = !strcmp(mode, "set") ? 1 : !strcmp(mode, "add") ? 2 : 0;
     double h = d->voxel_size, reach = r + fall;
     int32_t lo[3], hi[3];
+    int64_t can_lo[3], can_hi[3];
+    eng_field_index_range(f, can_lo, can_hi);
+    double box = 1;
     for (int k = 0; k < 3; k++) {
-        /* Voxel i covers [origin + i*h, origin + (i+1)*h); blocks are 8-aligned. */
+        /* Voxel i covers [origin + i*h, origin + (i+1)*h); blocks are 8-aligned; only voxels
+         * the field can hold are visited (a sphere larger than the domain would loop over
+         * voxels no field keeps). */
         double a = floor((c[k] - reach - d->origin[k]) / h), b = floor((c[k] + reach - d->origin[k]) / h);
-        if (a < -1e8 || b > 1e8)
+        a = a < (double)can_lo[k] ? (double)can_lo[k] : a;
+        b = b > (double)(can_hi[k] - 1) ? (double)(can_hi[k] - 1) : b;
+        if (a > b)
             return pl_fail(env->ctx, PLUME_ERR_OUT_OF_RANGE,
-                           "node '%s': the sphere lies outside the field's index range", n->name);
+                           "node '%s': the sphere lies outside the voxels field '%s' can hold "
+                           "(%lld..%lld on axis %c)", n->name, d->name, (long long)can_lo[k],
+                           (long long)can_hi[k] - 1, "xyz"[k]);
         lo[k] = (int32_t)a & ~7;
         hi[k] = (int32_t)b & ~7;
+        box *= b - a + 1;
     }
+    /* 4 bytes per voxel it sets, at least: one that cannot fit the budget fails now */
+    double ball = 4.0 / 3.0 * 3.14159265358979 * pow(r / h, 3.0);
+    double need = (ball < box ? ball : box) * 4.0, budget = (double)eng_memory_budget(env->ctx->eng);
+    if (need > budget)
+        return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
+                       "node '%s': the sphere (radius %g, %.3g voxels of size %g) needs at least "
+                       "%.3g bytes, more than the memory budget of %.3g bytes", n->name, r,
+                       need / 4.0, h, need, budget);
     for (int32_t bx = lo[0]; bx <= hi[0]; bx += 8)
         for (int32_t by = lo[1]; by <= hi[1]; by += 8)
             for (int32_t bz = lo[2]; bz <= hi[2]; bz += 8) {
