@@ -48,6 +48,10 @@ static void on_sigint(int sig)
 {
     (void)sig;
     interrupted = 1;
+    /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
+    static const char msg[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
     /* A second Ctrl-C kills the process the ordinary way. */
     signal(SIGINT, SIG_DFL);
 }
@@ -633,11 +637,16 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     if (tty)
         fputc('\n', stderr);
     if (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK)) {
-        cli_error("cook", "cancelled after %lld of %lld frames; complete frames are in %s/%s",
-                  (long long)done_frames, (long long)nframes, out_dir,
-                  ck && checkpoints && (done_frames || first > sc.frame_start)
-                      ? " (the same command with --resume continues the bake)"
-                      : "");
+        if (done_frames)
+            cli_error("cook", "cancelled after %lld of %lld frames; complete frames are in %s/%s",
+                      (long long)done_frames, (long long)nframes, out_dir,
+                      ck && checkpoints ? " (the same command with --resume continues the bake)" : "");
+        else
+            cli_error("cook", "cancelled before this run completed a frame; it wrote nothing to %s/%s",
+                      out_dir,
+                      ck && checkpoints && first > sc.frame_start
+                          ? " (its checkpoint is unchanged: --resume continues the bake)"
+                          : "");
         goto stats;
     }
     if (st != PLUME_OK) {

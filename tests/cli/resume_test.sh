@@ -90,6 +90,7 @@ if [ ! -e "$tmp/slow/$ckpt" ]; then
   fail "no checkpoint within 20 s of starting the slow cook (exit $rc): $(head -c 300 "$tmp/slow.err")"
 else
   [ "$rc" = 1 ] && grep -q "cancelled after" "$tmp/slow.err" || fail "Ctrl-C: exit $rc: $(tail -c 300 "$tmp/slow.err")"
+  grep -q "cancelling at the next safe point" "$tmp/slow.err" || fail "Ctrl-C was not acknowledged at once: $(tail -c 300 "$tmp/slow.err")"
   ls -a "$tmp/slow" | grep -q "tmp" && fail "temporary files left after Ctrl-C: $(ls -a "$tmp/slow")"
   cf=$("$plume" vdb info "$tmp/slow/$ckpt" 2>"$tmp/err" | sed -n 's/^ *plume_frame = //p')
   [ -n "$cf" ] || fail "the checkpoint after Ctrl-C cannot be read: $(cat "$tmp/err")"
