@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
@@ -224,12 +225,38 @@ static int count_files(const char *dir)
     return n;
 }
 
+/* Written to a temporary name beside it and renamed; -1 with errno set on failure. */
 static int write_stats(const char *path, json_t *root)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    if (!root) {
+        errno = ENOMEM;
+        return -1;
+    }
     if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
         unlink(tmp);
+        errno = e ? e : EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether the statistics can be written there, before a cook whose whole run it would cost to
+ * find out: a file created and removed beside it. */
+static int stats_writable(const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    unlink(tmp);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
         return -1;
     }
     return 0;
@@ -430,6 +457,10 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     if (frames && parse_frames(frames, &fa, &fb)) {
         cli_error("cook", "--frames must look like 1-24 or 5, not '%s'", frames);
         return EXIT_USAGE;
+    }
+    if (stats_path && stats_writable(stats_path) != 0) {
+        cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
+        return EXIT_WORK;
     }
 
     char err[8192];
@@ -662,12 +693,18 @@ stats:
     if (stats_path) {
         plume_stats s = {.struct_size = sizeof s};
         api->get_stats(ctx, &s);
-        json_t *root = json_pack("{s:s, s:s, s:s, s:b, s:O, s:o}", "scene", sc.path, "device", ci.device_name,
-                                 "mode", o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "deterministic",
+        /* status: so a farm's report need not parse stderr to tell a partial file from a
+         * complete one */
+        const char *status = rc == 0 ? "complete"
+                             : st == PLUME_ERR_CANCELLED || interrupted ? "cancelled"
+                                                                         : "failed";
+        json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:o}", "scene", sc.path, "status",
+                                 status, "device", ci.device_name, "mode",
+                                 o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "deterministic",
                                  deterministic, "frames", frames_json, "totals", stats_json(&s));
         appended_stats_json(root ? json_object_get(root, "totals") : NULL, &s);
         if (write_stats(stats_path, root) != 0) {
-            cli_error("cook", "cannot write statistics to %s", stats_path);
+            cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
             rc = EXIT_WORK;
         }
         json_decref(root);

@@ -26,6 +26,9 @@ expect 2 "" -- "$plume"
 expect 2 "which scene?" -- "$plume" cook
 expect 2 "--frames must look like" -- "$plume" cook "$bad/tiny.json" --frames 5-2
 expect 2 "--device must be cpu, cuda or auto" -- "$plume" cook "$bad/tiny.json" --device tpu
+# --stats where it cannot be written: said before the cook (which it would cost), with the reason
+expect 1 "cannot write statistics to $tmp/nodir/s.json: No such file or directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/st0" --stats "$tmp/nodir/s.json"
+[ ! -e "$tmp/st0" ] || { echo "FAIL: --stats to a missing folder still cooked into $tmp/st0"; fails=$((fails+1)); }
 # --memory-budget: the whole cook's budget (every field together); past it a clear error and
 # status 1 (the sphere's 4096 voxels need about 1.05 MB with the tree's tables, so 1M is short
 # and 2M is enough)
@@ -100,7 +103,7 @@ expect 1 "missing.json" -- "$plume" cook "$bad/missing.json" --out "$tmp/o8"
 
 # A small scene cooks; --stats writes JSON with one entry per frame.
 expect 0 "cooked 3 frames" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --stats "$tmp/stats.json" --threads 1
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] for f in d["frames"]]==[1,2,3], d; assert d["frames"][0]["active_voxels"]>0' "$tmp/stats.json" \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] for f in d["frames"]]==[1,2,3], d; assert d["frames"][0]["active_voxels"]>0; assert d["status"]=="complete", d["status"]' "$tmp/stats.json" \
   || { echo "FAIL: stats JSON"; fails=$((fails+1)); }
 expect 0 "" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --frames 2-2 --quiet
 [ ! -s "$tmp/err" ] || { echo "FAIL: --quiet printed: $(cat "$tmp/err")"; fails=$((fails+1)); }
