@@ -92,7 +92,8 @@ static plume_status cook_sphere(pl_node *n, pl_cook_env *env)
     double budget = (double)eng_memory_budget(env->ctx->eng);
     if (need > budget)
         return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
-                       "node '%s': the sphere (radius %g, %.3g voxels of size %g) needs at least "
+                       "node '%s': memory budget exceeded: the sphere (radius %g, %.3g voxels of "
+                       "size %g) needs at least "
                        "%.3g bytes, more than the memory budget of %.3g bytes (plume cook "
                        "--memory-budget)", n->name, r, need / 20.0, h, need, budget);
     eng_arg a[15] = {

@@ -56,7 +56,8 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     double need = (ball < box ? ball : box) * 4.0, budget = (double)eng_memory_budget(env->ctx->eng);
     if (need > budget)
         return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
-                       "node '%s': the sphere (radius %g, %.3g voxels of size %g) needs at least "
+                       "node '%s': memory budget exceeded: the sphere (radius %g, %.3g voxels of "
+                       "size %g) needs at least "
                        "%.3g bytes, more than the memory budget of %.3g bytes", n->name, r,
                        need / 4.0, h, need, budget);
     for (int32_t bx = lo[0]; bx <= hi[0]; bx += 8)

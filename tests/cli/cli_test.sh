@@ -39,14 +39,14 @@ expect 0 "" -- "$plume" cook "$bad/tiny.json" --memory-budget 2M --out "$tmp/mb2
 # A sphere source larger than the budget can pay for fails at once (it looped over 10^11
 # voxels, past Ctrl-C), and one outside the field's index range says so; both sources
 sed 's/"radius": 0.2/"radius": 1000/' "$bad/tiny.json" >"$tmp/huge.json"
-expect 1 "node 'emit': the sphere (radius 1000, " -- timeout 60 "$plume" cook "$tmp/huge.json" --out "$tmp/huge" --frames 1-1
+expect 1 "node 'emit': memory budget exceeded: the sphere (radius 1000, " -- timeout 60 "$plume" cook "$tmp/huge.json" --out "$tmp/huge" --frames 1-1
 grep -q "more than the memory budget" "$tmp/err" || { echo "FAIL: huge sphere: $(cat "$tmp/err")"; fails=$((fails+1)); }
 sed 's/"center": \[0, 0.1, 0\]/"center": [500, 0, 0]/' "$bad/tiny.json" >"$tmp/far.json"
 expect 1 "node 'emit': the sphere lies outside the voxels field 'density' can hold (-2048..2047 on axis x)" -- \
   timeout 60 "$plume" cook "$tmp/far.json" --out "$tmp/far" --frames 1-1
 sed 's/"radius": 0.08/"radius": 1000/' "${3:-../scenes}/smoke_plume.json" >"$tmp/shuge.json"
 grep -q '"radius": 1000' "$tmp/shuge.json" || { echo "FAIL: smoke_plume.json was not rewritten"; fails=$((fails+1)); }
-expect 1 "node 'source': the sphere (radius 1000, " -- timeout 60 "$plume" cook "$tmp/shuge.json" --out "$tmp/shuge" --frames 1-1
+expect 1 "node 'source': memory budget exceeded: the sphere (radius 1000, " -- timeout 60 "$plume" cook "$tmp/shuge.json" --out "$tmp/shuge" --frames 1-1
 # --device: without a GPU, cuda fails naming why (nothing written) and auto falls back saying so
 if ldconfig -p 2>/dev/null | grep -q "libcuda.so.1"; then
   echo "SKIPPED: the no-GPU checks of --device (a CUDA driver is installed here)"

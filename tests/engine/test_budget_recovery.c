@@ -98,7 +98,7 @@ static void test_shared(void)
     CHECK(seed(ctx, p, y, 80) == ENG_ENOMEM);
     CHECK(strstr(eng_error(ctx), "field 'y'") != NULL);
     CHECK(strstr(eng_error(ctx), "budget 4194304 bytes") != NULL);
-    /* y's share freed: x alone still fits, and y can take what x leaves */
+    /* x's blocks are still there: launched again it writes them, allocating nothing */
     eng_field_clear(ctx, y);
     CHECK_OK(ctx, eng_sync(ctx));
     CHECK_OK(ctx, seed(ctx, p, x, 80));
