@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,9 @@ int cli_context(const char *cmd, host_plugin *p, const plume_context_options *o,
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) would kill the process mid-write; ignored, the write fails
+     * with EFBIG and the command reports it, leaving the old file and no temporary one. */
+    signal(SIGXFSZ, SIG_IGN);
     cli_common c = {NULL};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
