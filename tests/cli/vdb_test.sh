@@ -25,6 +25,13 @@ PY
   fi
 done
 
+# A file-size limit (ulimit -f) fails the write with a message and status 1, leaving neither a
+# partial file nor a temporary one (the signal it raises used to kill plume mid-write).
+mkdir -p "$tmp/fsz"
+(ulimit -f 8; "$plume" vdb convert "$tmp/default/smoke_0002.vdb" "$tmp/fsz/big.vdb" --compression none) 2>"$tmp/err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "File too large" "$tmp/err" || fail "ulimit -f: exit $rc: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/fsz")" ] || fail "ulimit -f left files: $(ls -A "$tmp/fsz")"
 # Bad input.
 "$plume" vdb info "$tmp/none.vdb" 2>"$tmp/err"; [ $? = 1 ] && grep -q "none.vdb" "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
 echo "not a vdb" >"$tmp/bad.vdb"
