@@ -455,7 +455,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     }
     int64_t fa = 0, fb = 0;
     if (frames && parse_frames(frames, &fa, &fb)) {
-        cli_error("cook", "--frames must look like 1-24 or 5, not '%s'", frames);
+        cli_error("cook", "--frames must look like 1-24 or 5 (first frame, then last), not '%s'",
+                  frames);
         return EXIT_USAGE;
     }
     if (stats_path && stats_writable(stats_path) != 0) {

@@ -243,6 +243,9 @@ static int declare_fields(scene *sc, const plume_plugin *api, plume_context *ctx
         if (!json_is_string(name) || !json_string_length(name))
             return fail(sc, err, n, jp, "missing 'name' (a non-empty string)");
         d.name = json_string_value(name);
+        if (strchr(d.name, ':'))
+            return fail(sc, err, n, jp, "field '%s': names with ':' belong to the nodes' scratch "
+                        "fields (\"<node>:<what>\", docs/nodes.md); choose another name", d.name);
         json_t *type = json_object_get(f, "type");
         if (type) {
             const char *t = json_is_string(type) ? json_string_value(type) : "";
@@ -397,6 +400,10 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
         if (!json_is_string(v))
             return fail(sc, err, n, jp, "'%s' must be a file path string, not %s", key, kind(v));
         const char *rel = json_string_value(v);
+        size_t rl = strlen(rel);
+        if (!rl || rel[rl - 1] == '/')
+            return fail(sc, err, n, jp, "'%s' must name a file, not %s", key,
+                        rl ? "a folder" : "nothing (an empty string)");
         const char *base = (p->flags & PLUME_PARAM_FLAG_FILE_OUTPUT) ? out_dir : sc->dir;
         char full[4096];
         if (rel[0] == '/' || !base || !base[0])

@@ -42,6 +42,9 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     plm_vdb_grid *grids[4] = {NULL, NULL, NULL, NULL};
     int count = 0;
+    if (!pl_param_str(n, "file")[0])
+        return pl_fail(env->ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "node '%s': its 'file' parameter is empty (e.g. smoke_####.vdb)", n->name);
     /* Export is a sync point: the frame's queued tasks run now and their errors (a memory
      * budget) stop the export before any file is written. */
     int rc = eng_sync(env->ctx->eng);

@@ -26,6 +26,19 @@ expect 2 "" -- "$plume"
 expect 2 "which scene?" -- "$plume" cook
 expect 2 "--frames must look like" -- "$plume" cook "$bad/tiny.json" --frames 5-2
 expect 2 "--device must be cpu, cuda or auto" -- "$plume" cook "$bad/tiny.json" --device tpu
+# A scene field named like a node's scratch field ("<node>:<what>") is refused at its path; an
+# export with no file name is refused, not written as "_0001"
+sed 's/"name": "density"/"name": "project:pressure"/' "$bad/tiny.json" >"$tmp/colon.json"
+expect 1 "colon.json: \$.fields[0]: field 'project:pressure': names with ':' belong to the nodes' scratch" -- "$plume" cook "$tmp/colon.json" --out "$tmp/colon"
+cat >"$tmp/nofile.json" <<'EOF'
+{"plume_scene": 1, "name": "nofile", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "density", "voxel_size": 0.05}],
+ "nodes": [{"name": "emit", "type": "org.plume.source.sphere", "params": {"radius": 0.2}},
+           {"name": "export", "type": "org.plume.vdb.export", "params": {"file": ""}}],
+ "substep": ["emit"], "frame": ["export"]}
+EOF
+expect 1 "nofile.json: \$.nodes[1].params.file: 'file' must name a file, not nothing" -- "$plume" cook "$tmp/nofile.json" --out "$tmp/nofile"
+[ -z "$(ls "$tmp/nofile" 2>/dev/null)" ] || { echo "FAIL: an empty file name wrote $(ls "$tmp/nofile")"; fails=$((fails+1)); }
 # --stats where it cannot be written: said before the cook (which it would cost), with the reason
 expect 1 "cannot write statistics to $tmp/nodir/s.json: No such file or directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/st0" --stats "$tmp/nodir/s.json"
 [ ! -e "$tmp/st0" ] || { echo "FAIL: --stats to a missing folder still cooked into $tmp/st0"; fails=$((fails+1)); }
