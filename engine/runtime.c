@@ -99,8 +99,21 @@ int eng_check_runtime_errors(eng_context *ctx)
         char msg[512];
         if (plm_tree_check_error(t, msg, sizeof msg) != 0) {
             int budget = strstr(msg, "budget") != NULL;
-            return eng_fail(ctx, budget ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s",
-                            eng_field_info(ctx->fields[i])->name, msg);
+            const char *name = eng_field_info(ctx->fields[i])->name;
+            static const char range[] = "write outside the index range of SNode ";
+            if (!strncmp(msg, range, sizeof range - 1)) {
+                /* in the user's terms: the voxels the field can hold, not the SNode's number */
+                int64_t lo[3], hi[3];
+                eng_field_index_range(ctx->fields[i], lo, hi);
+                const char *rest = strchr(msg + sizeof range - 1, ' ');
+                return eng_fail(ctx, ENG_EINVAL,
+                                "field '%s': a kernel wrote outside the voxels the field can hold "
+                                "(%lld..%lld, %lld..%lld, %lld..%lld)%s; those writes were dropped",
+                                name, (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
+                                (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1,
+                                rest ? rest : "");
+            }
+            return eng_fail(ctx, budget ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s", name, msg);
         }
     }
     return ENG_OK;

@@ -108,6 +108,13 @@ static int mkdir_p(const char *path)
     }
     if (mkdir(buf, 0777) != 0 && errno != EEXIST)
         return -1;
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
     return 0;
 }
 
@@ -505,10 +512,6 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         cli_error("cook", "%s", api->last_error(NULL));
         goto done;
     }
-    if (mkdir_p(out_dir) != 0) {
-        cli_error("cook", "cannot create output folder %s: %s", out_dir, strerror(errno));
-        goto done;
-    }
     if (scene_instantiate(&sc, api, ctx, out_dir, err, sizeof err)) {
         cli_error("cook", "%s", err);
         goto done;
@@ -521,6 +524,11 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     }
     if (deterministic && det->set(ctx, 1) != PLUME_OK) {
         cli_error("cook", "%s", api->last_error(ctx));
+        goto done;
+    }
+    /* only once the scene is known to be good: a refused one leaves no empty folder behind */
+    if (mkdir_p(out_dir) != 0) {
+        cli_error("cook", "cannot create output folder %s: %s", out_dir, strerror(errno));
         goto done;
     }
     const plume_ext_checkpoint *ck = api->get_extension(PLUME_EXT_CHECKPOINT);

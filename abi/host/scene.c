@@ -480,10 +480,14 @@ static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, 
             return fail(sc, err, n, jp, "'params' must be an object");
         const char *key;
         json_t *v;
-        /* Declared parameters first: they may add the others (a kernel node's code). */
-        for (int declared = 1; declared >= 0; declared--) {
+        /* Declared parameters first, code last among them (a kernel node's source_name names
+         * the code in its messages, whatever the keys' order); then the others, which the code
+         * may have added (a kernel node's scalars). */
+        for (int pass = 0; pass < 3; pass++) {
             json_object_foreach(params, key, v) {
-                if ((find_param(nd, key) != NULL) != declared)
+                const plume_param_desc *pd = find_param(nd, key);
+                int want = !pd ? 2 : pd->type == PLUME_PARAM_CODE ? 1 : 0;
+                if (want != pass)
                     continue;
                 char pp[256];
                 snprintf(pp, sizeof pp, "%s.params.%s", jp, key);

@@ -147,9 +147,14 @@ static plume_status set_extra(pl_node *n, const char *id, plume_param_type type,
                  (q->type == ENG_P_I32 && type == PLUME_PARAM_INT) ||
                  (q->type == ENG_P_F32 && (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT)) ||
                  ((q->type == ENG_P_VEC3 || q->type == ENG_P_IVEC3) && type == PLUME_PARAM_VEC3);
-        if (!ok)
+        if (!ok) {
+            static const char *const wants[] = {"true or false", "an integer", "a number",
+                                                "3 numbers", "3 integers"};
+            int t = (int)q->type;
             return pl_fail(n->ctx, PLUME_ERR_TYPE_MISMATCH,
-                           "node '%s': kernel parameter '%s' cannot be set by this setter", n->name, id);
+                           "node '%s': kernel parameter '%s' takes %s", n->name, id,
+                           t >= 0 && t < 5 ? wants[t] : "another type");
+        }
         int c = type == PLUME_PARAM_VEC3 ? 3 : 1;
         for (int k = 0; k < c; k++)
             s->values[i].v[k] = num[k];

@@ -39,6 +39,32 @@ cat >"$tmp/nofile.json" <<'EOF'
 EOF
 expect 1 "nofile.json: \$.nodes[1].params.file: 'file' must name a file, not nothing" -- "$plume" cook "$tmp/nofile.json" --out "$tmp/nofile"
 [ -z "$(ls "$tmp/nofile" 2>/dev/null)" ] || { echo "FAIL: an empty file name wrote $(ls "$tmp/nofile")"; fails=$((fails+1)); }
+# A kernel writing outside its field's index range: the message says which voxels the field can
+# hold, not an SNode number
+cat >"$tmp/oob.json" <<'EOF'
+{"plume_scene": 1, "name": "oob", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "q", "voxel_size": 0.05}],
+ "nodes": [{"name": "bad", "type": "org.plume.kernel", "params": {"code": "kernel k(field<f32> q) { for (P in ivec3(0) .. ivec3(4)) { q[P + ivec3(100000, 0, 0)] = 1.0; } }"}}],
+ "substep": ["bad"]}
+EOF
+expect 1 "field 'q': a kernel wrote outside the voxels the field can hold (-2048..2047, -2048..2047, -2048..2047) (64 failed operations)" -- "$plume" cook "$tmp/oob.json" --out "$tmp/oob"
+! grep -q "SNode" "$tmp/err" || { echo "FAIL: the range error names an SNode: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# A kernel node's source_name names its code in errors whatever the keys' order; a scalar of the
+# wrong kind says what it takes
+cat >"$tmp/srcname.json" <<'EOF'
+{"plume_scene": 1, "name": "srcname", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "q", "voxel_size": 0.05}],
+ "nodes": [{"name": "bad", "type": "org.plume.kernel", "params": {"code": "kernel k(field<f32> q) {\n    q[J] = 1.0;\n}\n", "source_name": "mine.pk"}}],
+ "substep": ["bad"]}
+EOF
+expect 1 "mine.pk:2:7: error: unknown name 'J'" -- "$plume" cook "$tmp/srcname.json" --out "$tmp/srcname"
+sed 's/"k": 0.5/"k": "half"/' "$bad/kernel_nodes.json" >"$tmp/kstr.json"
+expect 1 "node 'scale': kernel parameter 'k' takes a number" -- "$plume" cook "$tmp/kstr.json" --out "$tmp/kstr"
+# --out naming a file: refused before the cook, and a refused scene leaves no empty folder
+: >"$tmp/afile"
+expect 1 "cannot create output folder $tmp/afile: Not a directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/afile" --frames 1-1
+expect 1 "unknown node type" -- "$plume" cook "$bad/unknown_node.json" --out "$tmp/unk"
+[ ! -e "$tmp/unk" ] || { echo "FAIL: a refused scene left the folder $tmp/unk"; fails=$((fails+1)); }
 # --stats where it cannot be written: said before the cook (which it would cost), with the reason
 expect 1 "cannot write statistics to $tmp/nodir/s.json: No such file or directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/st0" --stats "$tmp/nodir/s.json"
 [ ! -e "$tmp/st0" ] || { echo "FAIL: --stats to a missing folder still cooked into $tmp/st0"; fails=$((fails+1)); }
