@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,6 +217,43 @@ static void fmt_duration(double s, char *buf, size_t n)
         snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
     else
         snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+/* One cook per output folder: DIR/.plume_lock held with flock for the whole cook (the kernel
+ * drops it when the process ends, however it ends, so no stale lock survives a killed job).
+ * Two bakes writing one folder would interleave frames and checkpoints of different runs.
+ * Returns the lock's descriptor, or -1 after printing why (the holder's pid and host when known). */
+static int lock_out_dir(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.plume_lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cli_error("cook", "cannot create the lock %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char who[256] = "";
+        ssize_t r = pread(fd, who, sizeof who - 1, 0);
+        who[r > 0 ? r : 0] = 0;
+        who[strcspn(who, "\n")] = 0;
+        if (e == EWOULDBLOCK)
+            cli_error("cook", "another cook is writing to %s%s%s%s; wait for it, or give this one "
+                              "another --out", dir, who[0] ? " (" : "", who, who[0] ? ")" : "");
+        else
+            cli_error("cook", "cannot lock %s: %s", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char host[128] = "?", who[300];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    int n = snprintf(who, sizeof who, "pid %d on %s\n", (int)getpid(), host);
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, who, (size_t)n, 0) != n) {
+        /* the lock holds without the note; only the message of a second cook is poorer */
+    }
+    return fd;
 }
 
 static int count_files(const char *dir)
@@ -506,7 +544,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     int tty = isatty(2) && !quiet;
     plume_host h = {sizeof h, NULL, log_cb, tty ? progress_cb : NULL, is_cancelled};
     plume_context *ctx = NULL;
-    int rc = EXIT_WORK;
+    int rc = EXIT_WORK, lock_fd = -1;
     json_t *frames_json = json_array();
     if (api->context_create(&o, &h, &ctx) != PLUME_OK) {
         cli_error("cook", "%s", api->last_error(NULL));
@@ -531,6 +569,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         cli_error("cook", "cannot create output folder %s: %s", out_dir, strerror(errno));
         goto done;
     }
+    if ((lock_fd = lock_out_dir(out_dir)) < 0)
+        goto done;
     const plume_ext_checkpoint *ck = api->get_extension(PLUME_EXT_CHECKPOINT);
     if (ck && ck->struct_size < offsetof(plume_ext_checkpoint, save_begin))
         ck = NULL;
@@ -719,6 +759,8 @@ stats:
         json_decref(root);
     }
 done:
+    if (lock_fd >= 0)
+        close(lock_fd); /* the lock file stays: removing it could race a cook that just opened it */
     json_decref(frames_json);
     if (ctx)
         api->context_destroy(ctx);

@@ -102,5 +102,17 @@ else
   fi
 fi
 
+# One cook per output folder: a second one is refused while the first runs, naming it, and the
+# lock dies with its holder (kill -9 leaves none behind).
+"$plume" cook "$scenes/slow.json" --out "$tmp/lock" --threads 1 --quiet 2>/dev/null &
+pid=$!
+for _ in $(seq 200); do [ -e "$tmp/lock/$ckpt" ] && break; sleep 0.1; done
+"$plume" cook "$scenes/slow.json" --out "$tmp/lock" --frames 1-1 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "another cook is writing to $tmp/lock (pid $pid on " "$tmp/err" \
+  || fail "second cook into one folder: exit $rc: $(cat "$tmp/err")"
+kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+"$plume" cook "$scenes/slow.json" --out "$tmp/lock" --frames 1-1 --quiet 2>"$tmp/err" \
+  || fail "cook after the first was killed: $(cat "$tmp/err")"
+
 if [ "$fails" -ne 0 ]; then echo "$fails resume/determinism check(s) failed"; exit 1; fi
 echo "resume and determinism checks passed"
