@@ -94,29 +94,46 @@ int eng_queue_error(eng_context *ctx, int code)
 
 int eng_check_runtime_errors(eng_context *ctx)
 {
+    /* The first field with an error is reported; every other's error is cleared too and its
+     * name added, so no stale error (with one budget for all trees, an overrun usually fails
+     * allocations in several) surfaces at a later sync after the host recovered. */
+    int rc = ENG_OK, others = 0;
+    char more[256] = "";
     for (int i = 0; i < ctx->nfields; i++) {
         plm_tree *t = eng_field_tree(ctx->fields[i]);
         char msg[512];
-        if (plm_tree_check_error(t, msg, sizeof msg) != 0) {
-            int budget = strstr(msg, "budget") != NULL;
-            const char *name = eng_field_info(ctx->fields[i])->name;
-            static const char range[] = "write outside the index range of SNode ";
-            if (!strncmp(msg, range, sizeof range - 1)) {
-                /* in the user's terms: the voxels the field can hold, not the SNode's number */
-                int64_t lo[3], hi[3];
-                eng_field_index_range(ctx->fields[i], lo, hi);
-                const char *rest = strchr(msg + sizeof range - 1, ' ');
-                return eng_fail(ctx, ENG_EINVAL,
-                                "field '%s': a kernel wrote outside the voxels the field can hold "
-                                "(%lld..%lld, %lld..%lld, %lld..%lld)%s; those writes were dropped",
-                                name, (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
-                                (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1,
-                                rest ? rest : "");
-            }
-            return eng_fail(ctx, budget ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s", name, msg);
+        if (plm_tree_check_error(t, msg, sizeof msg) == 0)
+            continue;
+        const char *name = eng_field_info(ctx->fields[i])->name;
+        if (rc != ENG_OK) {
+            size_t n = strlen(more);
+            if (others++ < 4)
+                snprintf(more + n, sizeof more - n, "%s'%s'", n ? ", " : "", name);
+            continue;
+        }
+        int budget = strstr(msg, "budget") != NULL;
+        static const char range[] = "write outside the index range of SNode ";
+        if (!strncmp(msg, range, sizeof range - 1)) {
+            /* in the user's terms: the voxels the field can hold, not the SNode's number */
+            int64_t lo[3], hi[3];
+            eng_field_index_range(ctx->fields[i], lo, hi);
+            const char *rest = strchr(msg + sizeof range - 1, ' ');
+            rc = eng_fail(ctx, ENG_EINVAL,
+                          "field '%s': a kernel wrote outside the voxels the field can hold "
+                          "(%lld..%lld, %lld..%lld, %lld..%lld)%s; those writes were dropped",
+                          name, (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
+                          (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1,
+                          rest ? rest : "");
+        } else {
+            rc = eng_fail(ctx, budget ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s", name, msg);
         }
     }
-    return ENG_OK;
+    if (others) {
+        size_t n = strlen(ctx->err);
+        snprintf(ctx->err + n, sizeof ctx->err - n, " (field%s %s%s failed too)",
+                 others > 1 ? "s" : "", more, others > 4 ? ", ..." : "");
+    }
+    return rc;
 }
 
 int eng_flush(eng_context *ctx)

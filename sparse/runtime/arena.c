@@ -29,6 +29,24 @@ uint32_t plm_rt_error(const plm_runtime *rt)
     return e == 0xffffffffu ? (uint32_t)PLM_RT_ERR_BUDGET : e; /* being written: report it */
 }
 
+/* Takes `grow` bytes from the context's shared budget, only if it has them: a refused
+ * allocation charges nothing, so failed attempts (after an overrun, many threads retry) cannot
+ * push the count past what the trees really hold. */
+static int charge_shared(plm_runtime *rt, uint64_t grow, int32_t snode)
+{
+    uint64_t cur = RT_LOAD_RELAXED(rt->shared_used);
+    for (;;) {
+        uint64_t want = cur + grow;
+        if (want > rt->shared_budget || want < cur) {
+            record_error(rt, PLM_RT_ERR_BUDGET, snode, want, rt->shared_budget);
+            return 0;
+        }
+        if (RT_CAS(rt->shared_used, cur, want))
+            return 1;
+        cur = RT_LOAD_RELAXED(rt->shared_used);
+    }
+}
+
 void *plm_rt_arena_alloc(plm_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode)
 {
     uint64_t old = RT_LOAD_RELAXED(&rt->used);
@@ -39,20 +57,14 @@ void *plm_rt_arena_alloc(plm_runtime *rt, uint64_t bytes, uint64_t align, int32_
             plm_rt_set_error(rt, PLM_RT_ERR_BUDGET, snode, end);
             return NULL;
         }
-        if (RT_CAS(&rt->used, old, end)) {
-            if (!rt->shared_used)
-                return rt->arena + start;
-            /* The context's budget: the advance is charged whatever happens (it is the cursor's,
-             * and the cursor cannot move back under other threads); past the budget the block
-             * is not handed out, which wastes at most one block per thread until the error is
-             * cleared, when every allocation gets a sink anyway. */
-            uint64_t total = RT_FETCH_ADD(rt->shared_used, end - old) + (end - old);
-            if (total > rt->shared_budget) {
-                record_error(rt, PLM_RT_ERR_BUDGET, snode, total, rt->shared_budget);
-                return NULL;
-            }
+        /* the shared budget first, so the cursor only moves for what was paid; handed back
+         * when another thread moved the cursor first (the advance is then recomputed) */
+        if (rt->shared_used && !charge_shared(rt, end - old, snode))
+            return NULL;
+        if (RT_CAS(&rt->used, old, end))
             return rt->arena + start;
-        }
+        if (rt->shared_used)
+            RT_FETCH_ADD(rt->shared_used, (uint64_t)0 - (end - old));
         old = RT_LOAD_RELAXED(&rt->used);
     }
 }

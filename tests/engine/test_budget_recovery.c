@@ -98,6 +98,10 @@ static void test_shared(void)
     CHECK(seed(ctx, p, y, 80) == ENG_ENOMEM);
     CHECK(strstr(eng_error(ctx), "field 'y'") != NULL);
     CHECK(strstr(eng_error(ctx), "budget 4194304 bytes") != NULL);
+    /* refused allocations charge nothing: the trees hold no more than the budget between
+     * them, and no other tree keeps an error for the next sync */
+    CHECK(eng_memory_bytes(ctx) <= (4u << 20));
+    CHECK_OK(ctx, eng_sync(ctx));
     /* x's blocks are still there: launched again it writes them, allocating nothing */
     eng_field_clear(ctx, y);
     CHECK_OK(ctx, eng_sync(ctx));
