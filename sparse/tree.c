@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 /* Where the arena starts taking huge pages (see plm_tree_create). */
 #define SMALL_PAGES_BYTES ((size_t)64 << 20)
@@ -84,10 +85,12 @@ static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, p
     static _Atomic unsigned trees_made;
     size_t color = (size_t)(trees_made++ % 12u) * 320u;
     /* A limit on the address space (ulimit -v, a farm's h_vmem) counts reservations that are
-     * never touched: under one, a tree reserves at most a 32nd of what the limit leaves (a
-     * scene has tens of trees; each takes a share of the rest, so the early ones cannot starve
-     * the later ones), and halves that while the system refuses, down to 16 MiB. Its arena,
-     * and so what it can hold, is then smaller than the budget, which its budget errors say. */
+     * never touched: under one, a tree reserves at most a 32nd of what the limit leaves beyond
+     * a quarter of it (at least 256 MiB) kept for everything else (a scene has tens of trees;
+     * each takes a share of the rest, so the early ones cannot starve the later ones), and
+     * halves that while the system refuses, down to 16 MiB. Its arena, and so what it can
+     * hold, is then smaller than the budget, which its budget errors say. Without a limit the
+     * reservation is the budget or nothing. */
     uint64_t want = budget_bytes;
     struct rlimit as;
     uint64_t limit = 0, in_use = 0;
@@ -96,10 +99,11 @@ static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, p
         FILE *statm = fopen("/proc/self/statm", "r");
         unsigned long long pages = 0;
         if (statm && fscanf(statm, "%llu", &pages) == 1)
-            in_use = (uint64_t)pages * page;
+            in_use = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
         if (statm)
             fclose(statm);
-        uint64_t cap = in_use < limit ? (limit - in_use) / 32 : 0;
+        uint64_t keep = limit / 4 > (256u << 20) ? limit / 4 : (256u << 20);
+        uint64_t cap = in_use + keep < limit ? (limit - in_use - keep) / 32 : 0;
         cap = cap < (16u << 20) ? (16u << 20) : cap;
         if (want > cap)
             want = cap;
@@ -108,7 +112,7 @@ static int tree_create(const char *layout, uint64_t budget_bytes, void *arena, p
         t->arena_map_bytes = (size_t)((want + page - 1) & ~(uint64_t)(page - 1)) + page;
         t->arena = mmap(NULL, t->arena_map_bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (t->arena != MAP_FAILED || errno != ENOMEM || want <= (16u << 20))
+        if (t->arena != MAP_FAILED || errno != ENOMEM || !limit || want <= (16u << 20))
             break;
         want /= 2;
     }

@@ -48,14 +48,17 @@ static volatile sig_atomic_t interrupted;
 
 static void on_sigint(int sig)
 {
-    (void)sig;
+    int saved = errno; /* the interrupted code may be about to read it */
     interrupted = 1;
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
-    static const char msg[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
+    static const char msg_int[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
+    static const char msg_term[] = "\nplume: terminated: cancelling at the next safe point\n";
+    ssize_t w = sig == SIGINT ? write(2, msg_int, sizeof msg_int - 1)
+                              : write(2, msg_term, sizeof msg_term - 1);
     (void)w;
-    /* A second Ctrl-C kills the process the ordinary way. */
-    signal(SIGINT, SIG_DFL);
+    /* A second signal kills the process the ordinary way. */
+    signal(sig, SIG_DFL);
+    errno = saved;
 }
 
 static int32_t is_cancelled(void *user)
@@ -504,10 +507,6 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
                   frames);
         return EXIT_USAGE;
     }
-    if (stats_path && stats_writable(stats_path) != 0) {
-        cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
-        return EXIT_WORK;
-    }
 
     char err[8192];
     scene sc;
@@ -524,6 +523,15 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     if (!out_dir) {
         snprintf(default_out, sizeof default_out, "out/%s", sc.name);
         out_dir = default_out;
+    }
+    /* Before the cook it would cost to find out. A file inside the output folder is left to be
+     * checked when it is written: that folder is made only once the scene is known good. */
+    size_t od = strlen(out_dir);
+    if (stats_path && !(strncmp(stats_path, out_dir, od) == 0 && stats_path[od] == '/') &&
+        stats_writable(stats_path) != 0) {
+        cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
+        scene_free(&sc);
+        return EXIT_WORK;
     }
 
     host_plugin p;

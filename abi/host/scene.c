@@ -401,9 +401,15 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             return fail(sc, err, n, jp, "'%s' must be a file path string, not %s", key, kind(v));
         const char *rel = json_string_value(v);
         size_t rl = strlen(rel);
-        if (!rl || rel[rl - 1] == '/')
+        int output = (p->flags & PLUME_PARAM_FLAG_FILE_OUTPUT) != 0;
+        /* an input may be empty (unused: a sphere source's file); an output must name a file */
+        if ((output && !rl) || (rl && rel[rl - 1] == '/'))
             return fail(sc, err, n, jp, "'%s' must name a file, not %s", key,
                         rl ? "a folder" : "nothing (an empty string)");
+        if (!rl) {
+            st = api->node_set_string(node, key, "");
+            break;
+        }
         const char *base = (p->flags & PLUME_PARAM_FLAG_FILE_OUTPUT) ? out_dir : sc->dir;
         char full[4096];
         if (rel[0] == '/' || !base || !base[0])

@@ -71,11 +71,13 @@ static plume_status cook_sphere(pl_node *n, pl_cook_env *env)
     double lo[3], hi[3];
     int64_t can_lo[3], can_hi[3];
     eng_field_index_range(env->port_fields[0], can_lo, can_hi);
+    int clipped = 0;
     for (int k = 0; k < 3; k++) {
         /* voxel i's centre is origin + (i + 0.5) h; the loop covers only voxels the field can
          * hold (a sphere larger than the domain would loop over voxels no field keeps) */
         lo[k] = floor((c[k] - reach - d->origin[k]) / h - 0.5);
         hi[k] = ceil((c[k] + reach - d->origin[k]) / h - 0.5) + 1;
+        clipped |= lo[k] < (double)can_lo[k] || hi[k] > (double)can_hi[k];
         lo[k] = lo[k] < (double)can_lo[k] ? (double)can_lo[k] : lo[k];
         hi[k] = hi[k] > (double)can_hi[k] ? (double)can_hi[k] : hi[k];
         if (lo[k] >= hi[k])
@@ -86,9 +88,7 @@ static plume_status cook_sphere(pl_node *n, pl_cook_env *env)
     }
     /* The voxels it activates hold density, temperature and velocity (20 bytes) at least: a
      * sphere that cannot fit the budget fails now, not after filling the machine's memory. */
-    double box = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-    double ball = 4.0 / 3.0 * 3.14159265358979 * pow(r / h, 3.0);
-    double need = (ball < box ? ball : box) * 20.0;
+    double need = sphere_voxels_at_least(c, r, h, d->origin, lo, hi, clipped) * 20.0;
     double budget = (double)eng_memory_budget(env->ctx->eng);
     if (need > budget)
         return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,

@@ -34,12 +34,14 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     int32_t lo[3], hi[3];
     int64_t can_lo[3], can_hi[3];
     eng_field_index_range(f, can_lo, can_hi);
-    double box = 1;
+    double vlo[3], vhi[3];
+    int clipped = 0;
     for (int k = 0; k < 3; k++) {
         /* Voxel i covers [origin + i*h, origin + (i+1)*h); blocks are 8-aligned; only voxels
          * the field can hold are visited (a sphere larger than the domain would loop over
          * voxels no field keeps). */
         double a = floor((c[k] - reach - d->origin[k]) / h), b = floor((c[k] + reach - d->origin[k]) / h);
+        clipped |= a < (double)can_lo[k] || b > (double)(can_hi[k] - 1);
         a = a < (double)can_lo[k] ? (double)can_lo[k] : a;
         b = b > (double)(can_hi[k] - 1) ? (double)(can_hi[k] - 1) : b;
         if (a > b)
@@ -49,11 +51,12 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                            (long long)can_hi[k] - 1, "xyz"[k]);
         lo[k] = (int32_t)a & ~7;
         hi[k] = (int32_t)b & ~7;
-        box *= b - a + 1;
+        vlo[k] = a;
+        vhi[k] = b + 1;
     }
     /* 4 bytes per voxel it sets, at least: one that cannot fit the budget fails now */
-    double ball = 4.0 / 3.0 * 3.14159265358979 * pow(r / h, 3.0);
-    double need = (ball < box ? ball : box) * 4.0, budget = (double)eng_memory_budget(env->ctx->eng);
+    double need = sphere_voxels_at_least(c, r, h, d->origin, vlo, vhi, clipped) * 4.0;
+    double budget = (double)eng_memory_budget(env->ctx->eng);
     if (need > budget)
         return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
                        "node '%s': memory budget exceeded: the sphere (radius %g, %.3g voxels of "
