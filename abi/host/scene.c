@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Error reporting: "<file>: <json path>: <message>". */
 static int fail(const scene *sc, char *err, size_t n, const char *jpath, const char *fmt, ...)
@@ -104,6 +105,8 @@ static int hash_file(uint64_t *h, const char *path)
     return bad ? -1 : 0;
 }
 
+static char *read_text_file(const char *path);
+
 int scene_load(scene *sc, const char *path, char *err, size_t n)
 {
     memset(sc, 0, sizeof *sc);
@@ -116,7 +119,21 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
     sc->fps = 24;
     sc->substeps_min = sc->substeps_max = 1;
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, n, "%s: is a folder, not a scene file", path);
+        return -1;
+    }
+    /* a UTF-8 byte order mark (some Windows editors write one) is not JSON: skipped */
+    json_t *root = NULL;
+    char *text = read_text_file(path);
+    if (text) {
+        size_t skip = strncmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+        root = json_loads(text + skip, JSON_REJECT_DUPLICATES, &je);
+        free(text);
+    } else {
+        root = json_load_file(path, JSON_REJECT_DUPLICATES, &je); /* for its message */
+    }
     if (!root) {
         if (je.line > 0)
             snprintf(err, n, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
@@ -317,6 +334,32 @@ static char *read_text_file(const char *path)
     return buf;
 }
 
+/* Records an output file parameter's resolved path; fails when another one writes it too. */
+static int note_output(scene *sc, const char *full, const char *jp, char *err, size_t n)
+{
+    for (uint32_t i = 0; i < sc->noutputs; i++)
+        if (!strcmp(sc->outputs[i], full))
+            return fail(sc, err, n, jp, "writes %s, which %s writes too: one would overwrite the "
+                        "other's frames", full, sc->output_paths[i]);
+    char **o = realloc(sc->outputs, (sc->noutputs + 1) * sizeof *o);
+    if (o)
+        sc->outputs = o;
+    char **q = realloc(sc->output_paths, (sc->noutputs + 1) * sizeof *q);
+    if (q)
+        sc->output_paths = q;
+    if (!o || !q)
+        return fail(sc, err, n, jp, "out of memory");
+    sc->outputs[sc->noutputs] = strdup(full);
+    sc->output_paths[sc->noutputs] = strdup(jp);
+    if (!sc->outputs[sc->noutputs] || !sc->output_paths[sc->noutputs]) {
+        free(sc->outputs[sc->noutputs]);
+        free(sc->output_paths[sc->noutputs]);
+        return fail(sc, err, n, jp, "out of memory");
+    }
+    sc->noutputs++;
+    return 0;
+}
+
 static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plume_node *node,
                      const plume_node_desc *nd, const char *key, json_t *v, const char *jp,
                      const char *out_dir, char *err, size_t n)
@@ -416,6 +459,8 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             snprintf(full, sizeof full, "%s", rel);
         else
             snprintf(full, sizeof full, "%s/%s", base, rel);
+        if (output && note_output(sc, full, jp, err, n))
+            return -1;
         st = api->node_set_string(node, key, full);
         break;
     }
@@ -438,8 +483,11 @@ static int default_outputs(scene *sc, const plume_plugin *api, plume_context *ct
             continue;
         if (params && json_object_get(params, p->id))
             continue;
-        char full[4096];
+        char full[4096], dp[300];
         snprintf(full, sizeof full, "%s/%s", out_dir, p->default_string);
+        snprintf(dp, sizeof dp, "%s.params.%s (its default)", jp, p->id);
+        if (note_output(sc, full, dp, err, n))
+            return -1;
         if (api->node_set_string(node, p->id, full) != PLUME_OK)
             return fail(sc, err, n, jp, "%s", api->last_error(ctx));
     }
@@ -570,6 +618,12 @@ int scene_instantiate(scene *sc, const plume_plugin *api, plume_context *ctx, co
 
 void scene_free(scene *sc)
 {
+    for (uint32_t i = 0; i < sc->noutputs; i++) {
+        free(sc->outputs[i]);
+        free(sc->output_paths[i]);
+    }
+    free(sc->outputs);
+    free(sc->output_paths);
     free(sc->path);
     free(sc->dir);
     free(sc->name);

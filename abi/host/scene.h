@@ -34,6 +34,10 @@ typedef struct scene {
     char **field_names;
     uint32_t nfields;
     scene_stage init, substep, frame;
+    /* output file parameters as resolved, and the JSON path that set each: two nodes writing
+     * one file would overwrite each other's frames */
+    char **outputs, **output_paths;
+    uint32_t noutputs;
 } scene;
 
 /* Reads and checks the file's structure. Returns 0, or -1 with a message in err. */

@@ -65,6 +65,20 @@ expect 1 "node 'scale': kernel parameter 'k' takes a number" -- "$plume" cook "$
 expect 1 "cannot create output folder $tmp/afile: Not a directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/afile" --frames 1-1
 expect 1 "unknown node type" -- "$plume" cook "$bad/unknown_node.json" --out "$tmp/unk"
 [ ! -e "$tmp/unk" ] || { echo "FAIL: a refused scene left the folder $tmp/unk"; fails=$((fails+1)); }
+# A scene with a UTF-8 byte order mark cooks; a folder given as the scene says so; two nodes
+# writing one file are refused at the second's path (also through a default file name)
+printf '\357\273\277' >"$tmp/bom.json"; cat "$bad/tiny.json" >>"$tmp/bom.json"
+expect 0 "" -- "$plume" cook "$tmp/bom.json" --out "$tmp/bom" --frames 1-1
+expect 1 "$tmp: is a folder, not a scene file" -- "$plume" cook "$tmp" --out "$tmp/dirscene"
+python3 - "$bad/kernel_nodes.json" "$tmp/two.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["nodes"].append({"name": "export2", "type": "org.plume.vdb.export", "params": {"file": "k_####.vdb"},
+                   "bind": {"density": "density"}})
+d["frame"].append("export2")
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 1 "two.json: \$.nodes[3].params.file: writes $tmp/two/k_####.vdb, which \$.nodes[2].params.file writes too" -- "$plume" cook "$tmp/two.json" --out "$tmp/two"
 # --stats where it cannot be written: said before the cook (which it would cost), with the reason
 expect 1 "cannot write statistics to $tmp/nodir/s.json: No such file or directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/st0" --stats "$tmp/nodir/s.json"
 [ ! -e "$tmp/st0" ] || { echo "FAIL: --stats to a missing folder still cooked into $tmp/st0"; fails=$((fails+1)); }
