@@ -105,6 +105,9 @@ static plume_status compile(plume_context *handle, const char *file, const char 
     if (st == PLUME_OK) {
         if (pk_result_diag_count(r)) /* warnings: the code compiled */
             pl_log_text(ctx, PLUME_LOG_WARNING, pk_result_text(r));
+        if (prog->nkernels == 0)
+            pl_log(ctx, PLUME_LOG_WARNING, "%s: defines no kernel (a node runs a kernel; functions "
+                   "alone are checked but never run)", file ? file : "<input>");
         if (emit == PLUME_EMIT_CHECK)
             *text = kernel_list(prog, kernel && kernel[0] ? kernel : NULL);
         else if (emit == PLUME_EMIT_AST)

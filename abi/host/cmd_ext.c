@@ -126,10 +126,11 @@ int cmd_vdb(int argc, char **argv, const cli_common *c)
             cli_error("vdb", "unknown option '%s'", argv[i]);
             fputs(usage, stderr);
             return EXIT_USAGE;
-        } else if (nfiles < 2) {
+        } else if (nfiles < (info ? 1 : 2)) {
             files[nfiles++] = argv[i];
         } else {
-            cli_error("vdb", "too many files");
+            cli_error("vdb", "unexpected argument '%s' (%s)", argv[i],
+                      info ? "plume vdb info FILE [--json]" : "plume vdb convert IN OUT [options]");
             return EXIT_USAGE;
         }
     }

@@ -423,6 +423,10 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             char *text = read_text_file(full);
             if (!text)
                 return fail(sc, err, n, jp, "cannot read kernel file %s", full);
+            if (!text[strspn(text, " \t\r\n")]) {
+                free(text);
+                return fail(sc, err, n, jp, "kernel file %s is empty", full);
+            }
             hash_bytes(&sc->content_hash, text, strlen(text));
             /* Compile errors then cite the file (file:line:col), not the node. */
             if (find_param(nd, "source_name"))

@@ -190,6 +190,13 @@ printf 'kernel bad(field<f32> q) {\n    q[J] = 1.0;\n}\n' >"$tmp/bad.pk"
 expect 1 "bad.pk:2:7: error: unknown name 'J'" -- "$plume" compile "$tmp/bad.pk"
 grep -q '^      \^' "$tmp/err" || { echo "FAIL: compile error has no caret under column 7"; fails=$((fails+1)); }
 expect 1 "cannot read" -- "$plume" compile "$tmp/none.pk"
+printf 'func f32 twice(f32 x) { return 2.0 * x; }\n' >"$tmp/nokernel.pk"
+expect 0 "nokernel.pk: defines no kernel" -- "$plume" compile "$tmp/nokernel.pk"
+expect 2 "unexpected argument 'extra'" -- "$plume" vdb info "$tmp/none.vdb" extra
+# a kernel node whose code file is empty says so at its path
+: >"$tmp/empty.pk"
+printf '{"plume_scene": 1, "name": "e", "fields": [{"name": "q", "voxel_size": 0.1}], "nodes": [{"name": "k", "type": "org.plume.kernel", "params": {"code": {"file": "empty.pk"}, "rate": 0.5}}], "substep": ["k"]}\n' >"$tmp/emptypk.json"
+expect 1 "emptypk.json: \$.nodes[0].params.code: kernel file $tmp/empty.pk is empty" -- "$plume" cook "$tmp/emptypk.json" --out "$tmp/emptypk"
 # Code that compiles with warnings (an unused local: docs/language.md) lists its kernel and
 # shows each warning once, at its place, with its caret
 printf 'kernel w(field<f32> q) {\n    for (I in q) {\n        f32 unused = 1.0;\n        q[I] = 2.0;\n    }\n}\n' >"$tmp/w.pk"
