@@ -201,6 +201,17 @@ static void make_dirs(const char *dir)
     mkdir(p, 0755);
 }
 
+/* Once per process: a cache that cannot be written costs every later cook its compile time,
+ * which nobody would guess from a cook that otherwise works. */
+static void warn_unwritable(const char *dir, int err)
+{
+    static _Atomic int warned;
+    if (!warned++)
+        fprintf(stderr, "plume: the kernel cache %s cannot be written (%s): kernels will be "
+                        "compiled again by every cook (PLUME_KERNEL_CACHE names another folder, "
+                        "or off)\n", dir, strerror(err));
+}
+
 void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t size,
                     uint64_t instructions)
 {
@@ -216,8 +227,10 @@ void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t 
         snprintf(tmp, sizeof tmp, "%s/.%016" PRIx64 ".XXXXXX", d->dir, name);
         fd = mkstemp(tmp);
     }
-    if (fd < 0)
+    if (fd < 0) {
+        warn_unwritable(d->dir, errno);
         return;
+    }
     disk_header hd;
     memset(&hd, 0, sizeof hd);
     memcpy(hd.magic, DISK_MAGIC, 8);
@@ -234,8 +247,10 @@ void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t 
     }
     int ok = fwrite(&hd, sizeof hd, 1, f) == 1 && fwrite(bytes, 1, size, f) == size;
     ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0)
+    if (!ok || rename(tmp, path) != 0) {
+        warn_unwritable(d->dir, errno ? errno : EIO);
         unlink(tmp);
+    }
 }
 
 /* ---- pruning ---- */

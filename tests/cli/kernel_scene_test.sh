@@ -46,6 +46,12 @@ from_disk() { python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total
 PLUME_KERNEL_CACHE="$tmp/kc" "$plume" cook "$scenes/kernel_nodes.json" --deterministic --out "$tmp/kc1" --stats "$tmp/kc1.json" --quiet 2>"$tmp/err" || fail "cook with a kernel cache: $(cat "$tmp/err")"
 PLUME_KERNEL_CACHE="$tmp/kc" "$plume" cook "$scenes/kernel_nodes.json" --deterministic --out "$tmp/kc2" --stats "$tmp/kc2.json" --quiet 2>"$tmp/err" || fail "second cook with a kernel cache: $(cat "$tmp/err")"
 PLUME_KERNEL_CACHE=off "$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/kc3" --stats "$tmp/kc3.json" --quiet 2>"$tmp/err" || fail "cook with the cache off: $(cat "$tmp/err")"
+# A cache folder that cannot be made (under /proc, refused even to root): the cook works and
+# says once why every cook will compile again
+PLUME_KERNEL_CACHE=/proc/plume-no-cache "$plume" cook "$scenes/kernel_nodes.json" --out "$tmp/kc4" --quiet 2>"$tmp/err" \
+  || fail "cook with an unwritable cache: $(cat "$tmp/err")"
+[ "$(grep -c "the kernel cache /proc/plume-no-cache cannot be written" "$tmp/err")" = 1 ] \
+  || fail "unwritable cache: not said once: $(cat "$tmp/err")"
 read -r d1 c1 <<<"$(from_disk "$tmp/kc1.json")"
 read -r d2 c2 <<<"$(from_disk "$tmp/kc2.json")"
 read -r d3 c3 <<<"$(from_disk "$tmp/kc3.json")"
