@@ -89,6 +89,12 @@ void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user)
     ctx->progress_user = user;
 }
 
+void eng_set_cancel(eng_context *ctx, eng_cancel_fn fn, void *user)
+{
+    ctx->cancel = fn;
+    ctx->cancel_user = user;
+}
+
 uint64_t eng_memory_bytes(const eng_context *ctx)
 {
 #if PLUME_HAVE_KERNELS

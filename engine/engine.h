@@ -21,7 +21,8 @@ enum {
     ENG_ETYPE = 4,
     ENG_ENOMEM = 5,   /* memory budget exceeded */
     ENG_EINTERNAL = 6,
-    ENG_ECOMPILE = 7  /* kernel source with errors (kernel.h) */
+    ENG_ECOMPILE = 7, /* kernel source with errors (kernel.h) */
+    ENG_ECANCELLED = 8 /* eng_set_cancel's callback asked to stop */
 };
 
 typedef enum eng_type { ENG_F32 = 0, ENG_VEC3 = 1 } eng_type;
@@ -70,6 +71,13 @@ void eng_set_cuda_graphs(eng_context *ctx, int on);
  * thread only: work on the launch thread reports nothing. fn NULL: none. */
 typedef void (*eng_progress_fn)(void *user, const char *stage, uint32_t done, uint32_t total);
 void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user);
+
+/* Polled, on the context's thread, while a batch's new tasks compile on the CPU (the first
+ * frame's long wait): when it answers non-zero, compiles not yet started are dropped and the
+ * batch fails with ENG_ECANCELLED without running (its tasks compile when next needed). fn
+ * NULL: never. */
+typedef int (*eng_cancel_fn)(void *user);
+void eng_set_cancel(eng_context *ctx, eng_cancel_fn fn, void *user);
 
 /* The layout (SNodes only, no place()) of a field of dimension dim (0..3) whose declaration
  * names none: 3 is PLM_LAYOUT_DEFAULT (OpenVDB's tree); 2 the same tree in x, y; 1 a pointer

@@ -24,6 +24,8 @@
 struct eng_context {
     eng_progress_fn progress; /* eng_set_progress */
     void *progress_user;
+    eng_cancel_fn cancel; /* eng_set_cancel */
+    void *cancel_user;
     int threads;
     uint64_t budget;
     /* Bytes in use over the context's CPU trees, which charge it as they grow (atomic; the

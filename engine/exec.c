@@ -282,19 +282,37 @@ int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *con
     int npending = 0, rc = ENG_OK;
     if (!pending)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    /* Everything new in the batch compiles at once, on all compile threads. */
-    for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
-        if (fresh[i])
+    /* Everything new in the batch compiles at once, on all compile threads; so does code whose
+     * compile was cancelled before (an entry made, with no function). Two tasks of one batch
+     * may share an entry: it is submitted once. */
+    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
+        int again = codes[i] && !fresh[i] && !codes[i]->fn[0];
+        for (uint32_t k = 0; again && k < i; k++)
+            again = codes[k] != codes[i];
+        if (fresh[i] || again)
             rc = submit_code(ctx, &batch->tasks[i], codes[i], pending, &npending);
+    }
     /* waited on one by one, in the order the compile threads take them, for the progress */
     char err[512], msg[512];
-    int failed = 0;
+    int failed = 0, cancelled = 0, compiled = 0;
+    int may_cancel = ctx->cancel && !eng_on_launch_thread(); /* host callbacks: its thread */
     eng_report_compile(ctx, 0, (uint32_t)npending);
     for (int i = 0; i < npending; i++) {
-        if (jit_wait(pending[i], msg, sizeof msg) != 0 && !failed++)
-            snprintf(err, sizeof err, "%s", msg);
+        if (jit_wait(pending[i], msg, sizeof msg) != 0) {
+            if (!failed++)
+                snprintf(err, sizeof err, "%s", msg);
+        } else {
+            compiled++;
+        }
         eng_report_compile(ctx, (uint32_t)i + 1, (uint32_t)npending);
+        if (may_cancel && !cancelled && i + 1 < npending && ctx->cancel(ctx->cancel_user)) {
+            jit_cancel_queued(ctx->jit); /* the waits below return at once, but for those */
+            cancelled = 1;               /* already compiling */
+        }
     }
+    if (cancelled && rc == ENG_OK)
+        rc = eng_fail(ctx, ENG_ECANCELLED, "cancelled while compiling kernels (%d of %d compiled)",
+                      compiled, npending);
     if (failed && rc == ENG_OK)
         rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
     free(pending);

@@ -93,6 +93,9 @@ int pl_cancelled(pl_context *ctx)
     return ctx && ctx->host.is_cancelled && ctx->host.is_cancelled(ctx->host.user);
 }
 
+/* The engine polls this while a batch's kernels compile (the first frame's long wait). */
+static int engine_cancel(void *user) { return pl_cancelled(user); }
+
 plume_status pl_from_engine(pl_context *ctx, int rc)
 {
     plume_status st;
@@ -104,6 +107,7 @@ plume_status pl_from_engine(pl_context *ctx, int rc)
     case ENG_ETYPE: st = PLUME_ERR_TYPE_MISMATCH; break;
     case ENG_ENOMEM: st = PLUME_ERR_MEMORY_BUDGET; break;
     case ENG_ECOMPILE: st = PLUME_ERR_COMPILE; break;
+    case ENG_ECANCELLED: st = PLUME_ERR_CANCELLED; break;
     default: st = PLUME_ERR_INTERNAL; break;
     }
     return pl_fail(ctx, st, "%s", eng_error(ctx->eng));
@@ -174,6 +178,8 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
                    opts.flush_every ? opts.flush_every : PL_DEFAULT_FLUSH_EVERY, 0};
     eng_set_mode(ctx->eng, &em);
     eng_set_progress(ctx->eng, engine_progress, ctx);
+    if (ctx->host.is_cancelled)
+        eng_set_cancel(ctx->eng, engine_cancel, ctx);
     /* cuda: the GPU or a clear failure; auto: the GPU when one answers, else the CPU, saying
      * why in one line. (PLUME_DEVICE=cuda in the environment already put the engine there.) */
     if (opts.device != PLUME_DEVICE_CPU && !eng_on_cuda(ctx->eng) &&

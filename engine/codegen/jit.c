@@ -659,6 +659,22 @@ int jit_wait(jit_task *t, char *err, size_t err_size)
     return rc;
 }
 
+int jit_cancel_queued(jit *j)
+{
+    int n = 0;
+    pthread_mutex_lock(&j->lock);
+    for (jit_task *t = j->head; t; t = t->next, n++) {
+        entry *e = t->e;
+        entry_clear(e);
+        e->error = strdup("cancelled before it compiled");
+        e->state = ENTRY_FAILED;
+    }
+    j->head = j->tail = NULL;
+    pthread_cond_broadcast(&j->done);
+    pthread_mutex_unlock(&j->lock);
+    return n;
+}
+
 int jit_wait_all(jit_task **tasks, int n, char *err, size_t err_size)
 {
     int rc = 0;

@@ -122,6 +122,11 @@ int jit_submit_batch(jit *j, const jit_request *reqs, int n, jit_task **tasks, c
  * failed (the others' outputs are still written). */
 int jit_wait_all(jit_task **tasks, int n, char *err, size_t err_size);
 
+/* Drops every queued compile no thread has started: its key's entry fails with "cancelled"
+ * (so its waiters return at once, with -1) and compiles afresh when next submitted. Compiles
+ * under way finish. Returns how many were dropped. Any thread. */
+int jit_cancel_queued(jit *j);
+
 /* jit_submit + jit_wait. */
 int jit_compile(jit *j, const jit_request *req, char *err, size_t err_size);
 
