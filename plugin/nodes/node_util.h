@@ -36,25 +36,4 @@
 
 #define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
 
-/* At least how many voxels of the box lo..hi (hi exclusive; voxel i's centre at
- * o + (i + 0.5) h) a sphere of centre c and radius r covers, by a cheap bound: half its volume
- * when its own box lies in the field (clipped 0: the discrete count is near the volume), or the
- * whole box when every voxel of the box lies inside it; 0 when neither holds (the budget is then
- * enforced as the voxels are activated). For refusing at once a sphere the memory budget cannot
- * hold, which would otherwise run until it filled the budget. */
-static inline double sphere_voxels_at_least(const double c[3], double r, double h, const double o[3],
-                                            const double lo[3], const double hi[3], int clipped)
-{
-    if (!clipped)
-        return 0.5 * 4.0 / 3.0 * 3.14159265358979 * (r / h) * (r / h) * (r / h);
-    double far2 = 0;
-    for (int k = 0; k < 3; k++) {
-        double a = o[k] + (lo[k] + 0.5) * h - c[k], b = o[k] + (hi[k] - 0.5) * h - c[k];
-        a = a < 0 ? -a : a;
-        b = b < 0 ? -b : b;
-        far2 += (a > b ? a : b) * (a > b ? a : b);
-    }
-    return far2 <= r * r ? (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]) : 0;
-}
-
 #endif

@@ -3,6 +3,7 @@
  * or level set), and activates the blocks it touches in all three fields: the domain starts
  * here. Kernels: source_sphere and source_field in smoke.pk. */
 #include "plugin/nodes/node_util.h"
+#include "plugin/nodes/sphere_budget.h"
 #include "plugin/nodes/smoke_common.h"
 #include "plugin/vdb_bridge.h"
 
@@ -86,16 +87,10 @@ static plume_status cook_sphere(pl_node *n, pl_cook_env *env)
                            "voxels field '%s' can hold (%lld..%lld on axis %c)", n->name, c[0], c[1],
                            c[2], r, d->name, (long long)can_lo[k], (long long)can_hi[k] - 1, "xyz"[k]);
     }
-    /* The voxels it activates hold density, temperature and velocity (20 bytes) at least: a
-     * sphere that cannot fit the budget fails now, not after filling the machine's memory. */
-    double need = sphere_voxels_at_least(c, r, h, d->origin, lo, hi, clipped) * 20.0;
-    double budget = (double)eng_memory_budget(env->ctx->eng);
-    if (need > budget)
-        return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
-                       "node '%s': memory budget exceeded: the sphere (radius %g, %.3g voxels of "
-                       "size %g) needs at least "
-                       "%.3g bytes, more than the memory budget of %.3g bytes (plume cook "
-                       "--memory-budget)", n->name, r, need / 20.0, h, need, budget);
+    /* the voxels it activates hold density, temperature and velocity: 20 bytes at least */
+    plume_status fits = sphere_fits_budget(n, c, r, h, d->origin, lo, hi, clipped, 20.0);
+    if (fits != PLUME_OK)
+        return fits;
     eng_arg a[15] = {
         smoke_field_arg(env->port_fields[0]),
         smoke_field_arg(env->port_fields[1]),

@@ -1,6 +1,7 @@
 /* org.plume.source.sphere: an analytic sphere emitter writing a value into a scalar field.
  * Host-side C for now; it becomes a kernel-language node once the kernel engine exists. */
 #include "plugin/nodes/node_util.h"
+#include "plugin/nodes/sphere_budget.h"
 #include "plugin/plugin.h"
 
 #include <math.h>
@@ -54,15 +55,9 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         vlo[k] = a;
         vhi[k] = b + 1;
     }
-    /* 4 bytes per voxel it sets, at least: one that cannot fit the budget fails now */
-    double need = sphere_voxels_at_least(c, r, h, d->origin, vlo, vhi, clipped) * 4.0;
-    double budget = (double)eng_memory_budget(env->ctx->eng);
-    if (need > budget)
-        return pl_fail(env->ctx, PLUME_ERR_MEMORY_BUDGET,
-                       "node '%s': memory budget exceeded: the sphere (radius %g, %.3g voxels of "
-                       "size %g) needs at least "
-                       "%.3g bytes, more than the memory budget of %.3g bytes", n->name, r,
-                       need / 4.0, h, need, budget);
+    plume_status fits = sphere_fits_budget(n, c, r, h, d->origin, vlo, vhi, clipped, 4.0);
+    if (fits != PLUME_OK) /* 4 bytes per voxel it sets, at least */
+        return fits;
     for (int32_t bx = lo[0]; bx <= hi[0]; bx += 8)
         for (int32_t by = lo[1]; by <= hi[1]; by += 8)
             for (int32_t bz = lo[2]; bz <= hi[2]; bz += 8) {
