@@ -72,10 +72,10 @@ void eng_set_cuda_graphs(eng_context *ctx, int on);
 typedef void (*eng_progress_fn)(void *user, const char *stage, uint32_t done, uint32_t total);
 void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user);
 
-/* Polled, on the context's thread, while a batch's new tasks compile on the CPU (the first
- * frame's long wait): when it answers non-zero, compiles not yet started are dropped and the
- * batch fails with ENG_ECANCELLED without running (its tasks compile when next needed). fn
- * NULL: never. */
+/* Polled, on the context's thread, while a batch's new tasks compile (the first frame's long
+ * wait; on a GPU, between the tasks that thread compiles itself): when it answers non-zero,
+ * compiles not yet started are dropped and the batch fails with ENG_ECANCELLED without running
+ * (its tasks compile when next needed). fn NULL: never. */
 typedef int (*eng_cancel_fn)(void *user);
 void eng_set_cancel(eng_context *ctx, eng_cancel_fn fn, void *user);
 

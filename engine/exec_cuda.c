@@ -5,6 +5,7 @@
 #include "engine/cuda_internal.h"
 #include "engine/codegen/ptx.h"
 #include "engine/codegen/task.h"
+#include "engine/launcher.h"
 #include "engine/passes/passes.h"
 #include "sparse/bitcode.h"
 
@@ -48,6 +49,7 @@ typedef struct compile_job {
     uint64_t instructions;
     double seconds, emit_s;
     int failed;
+    int skipped; /* not started: the host cancelled */
     int from_disk;
     int by_ptxas;
     char err[1024];
@@ -55,6 +57,9 @@ typedef struct compile_job {
 
 typedef struct compile_set {
     compile_job *jobs;
+    struct eng_context *ctx;
+    int may_cancel; /* worker 0 is the context's thread: it polls the host's cancel callback */
+    int cancelled;  /* atomic: jobs not yet started are skipped */
 } compile_set;
 
 /* The task's machine code from the disk cache, loaded: 1 when that worked (j->module, j->fn
@@ -151,11 +156,16 @@ static int load_ptx(compile_job *j, const char *ptx, uint64_t dname)
 
 static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
 {
-    (void)worker;
     compile_set *set = ud;
     for (int64_t i = lo; i < hi; i++) {
         compile_job *j = &set->jobs[i];
         eng_cuda *cu = j->cu;
+        if (worker == 0 && set->may_cancel && set->ctx->cancel(set->ctx->cancel_user))
+            __atomic_store_n(&set->cancelled, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&set->cancelled, __ATOMIC_RELAXED)) {
+            j->skipped = 1;
+            continue;
+        }
         double t0 = now_s();
         uint64_t dname = 0;
         if (cu->disk.dir) {
@@ -207,14 +217,18 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
     int rc = ENG_OK;
     char err[512];
     for (uint32_t i = 0; i < n; i++) {
-        if (!fresh_in[i])
+        /* new code, and code a cancelled batch left without a function (once per batch) */
+        int again = codes[i] && !fresh_in[i] && !codes[i]->fn[0];
+        for (uint32_t k = 0; again && k < njobs; k++)
+            again = fresh[k] != codes[i];
+        if (!fresh_in[i] && !again)
             continue;
         jobs[njobs] = (compile_job){.cu = cu, .low = codes[i]->lowered, .key = codes[i]->key,
                                     .name = batch->tasks[i].name};
         fresh[njobs++] = codes[i];
     }
     if (rc == ENG_OK && njobs) {
-        compile_set set = {jobs};
+        compile_set set = {jobs, ctx, ctx->cancel && !eng_on_launch_thread(), 0};
         eng_report_compile(ctx, 0, njobs);
         if (cpu_pool_parallel_for(ctx->pool, njobs, 1, compile_items, &set, err, sizeof err) != 0)
             rc = eng_fail(ctx, ENG_EINTERNAL, "compiling tasks: %s", err);
@@ -232,6 +246,8 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
             cu->stats.disk_s += j->from_disk ? j->seconds : 0;
             cu->stats.tasks_from_disk += (uint64_t)j->from_disk;
             cu->stats.tasks_ptxas += (uint64_t)j->by_ptxas;
+            if (j->skipped)
+                continue;
             if (j->failed) {
                 if (rc == ENG_OK)
                     rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' for %s: %s",
@@ -241,6 +257,13 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
             fresh[k]->fn[0] = (void *)j->fn;
             cu->stats.tasks_compiled++;
             cu->stats.instructions += j->instructions;
+        }
+        if (set.cancelled && rc == ENG_OK) {
+            uint32_t made = 0;
+            for (uint32_t k = 0; k < njobs; k++)
+                made += !jobs[k].skipped && !jobs[k].failed;
+            rc = eng_fail(ctx, ENG_ECANCELLED,
+                          "cancelled while compiling kernels (%u of %u compiled)", made, njobs);
         }
     }
     free(jobs);

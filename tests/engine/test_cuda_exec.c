@@ -7,6 +7,8 @@
  *    work;
  *  - a host read of a field, and statistics, find the stream drained;
  *  - a runtime error of a batch left running reaches the next sync;
+ *  - a cancel during a batch's compile (eng_set_cancel) skips the compiles not started, fails
+ *    the batch, and the next batch compiles what was skipped;
  *  - how often the host waits: with PLUME_CUDA_ASYNC=0 after every batch; by default only at
  *    syncs, so eager launches queue on the stream as Taichi's do, and a run of batches longer
  *    than the staging ring reuses its buffers only after their copies finished.
@@ -133,6 +135,64 @@ static void test_late_error(void)
     eng_destroy(ctx);
 }
 
+static int stop_now(void *user)
+{
+    (*(int *)user)++;
+    return 1;
+}
+
+static void test_cancel(void)
+{
+    eng_context *ctx = et_context(2);
+    eng_mode m = {0, 1u << 2 /* fusion off: eight tasks */, 0, 0};
+    CHECK_OK(ctx, eng_set_mode(ctx, &m));
+    if (eng_use_cuda(ctx) != ENG_OK) {
+        fprintf(stderr, "the fake driver did not open: %s\n", eng_error(ctx));
+        exit(1);
+    }
+    char text[4096];
+    size_t at = 0;
+    eng_field *f[8];
+    for (int k = 0; k < 8; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "f%d", k);
+        f[k] = et_field(ctx, name, 3, ENG_F32, 0.0f);
+        at += (size_t)snprintf(text + at, sizeof text - at,
+                               "kernel k%d(field<f32> x) {\n"
+                               "    for (P in ivec3(0) .. ivec3(%d)) { x[P] = %d.0 + sin(f32(P.x)); }\n"
+                               "}\n", k, 4 + k, k + 1);
+    }
+    eng_program *p = et_compile(ctx, text);
+    if (!p)
+        exit(1);
+    int polls = 0;
+    eng_set_cancel(ctx, stop_now, &polls);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 8; k++) {
+            char name[8];
+            snprintf(name, sizeof name, "k%d", k);
+            eng_arg a[1] = {et_f(f[k])};
+            CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, name), a, 1));
+        }
+        int rc = eng_sync(ctx);
+        eng_stats es;
+        eng_get_stats(ctx, &es);
+        printf("cancel round %d: sync %d (%s), %llu tasks compiled, %d polls\n", round, rc,
+               rc ? eng_error(ctx) : "ok", (unsigned long long)es.tasks_compiled, polls);
+        if (round == 0) {
+            CHECK_EQ(rc, ENG_ECANCELLED);
+            CHECK(strstr(eng_error(ctx), "cancelled while compiling kernels") != NULL);
+            CHECK(es.tasks_compiled < 8);
+            CHECK(polls >= 1);
+            eng_set_cancel(ctx, NULL, NULL);
+        } else {
+            CHECK_OK(ctx, rc);
+            CHECK_EQ(es.tasks_compiled, 8); /* what was skipped compiled now, nothing twice */
+        }
+    }
+    eng_destroy(ctx);
+}
+
 int main(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
@@ -145,6 +205,7 @@ int main(void)
     /* compile nothing twice across runs, and keep the machine's caches out of it */
     setenv("PLUME_KERNEL_CACHE", "off", 1);
     setenv("PLUME_PTXAS", "off", 1);
+    test_cancel();
     fake_exec_stats_t l, a;
     for (int eager = 1; eager >= 0; eager--) {
         const char *mode = eager ? "eager" : "optimized";
