@@ -555,7 +555,7 @@ static int same_shape(const eng_cuda *cu, const cuda_graph_entry *g)
 {
     return g->nlaunches == cu->nlaunches && g->nedges == cu->nedges &&
            memcmp(g->launches, cu->launches, cu->nlaunches * sizeof *cu->launches) == 0 &&
-           memcmp(g->edges, cu->edges, 2 * cu->nedges * sizeof *cu->edges) == 0;
+           (!cu->nedges || memcmp(g->edges, cu->edges, 2 * cu->nedges * sizeof *cu->edges) == 0);
 }
 
 static int launch_stream(eng_cuda *cu, char *msg, size_t n)
@@ -650,7 +650,8 @@ static cuda_graph_entry *build_graph(eng_cuda *cu, uint64_t key, char *msg, size
         g->nlaunches = UINT32_MAX;
     } else {
         memcpy(g->launches, cu->launches, nl * sizeof *g->launches);
-        memcpy(g->edges, cu->edges, 2 * ne * sizeof *g->edges);
+        if (ne) /* a batch of independent tasks has no edges (and no edge array) */
+            memcpy(g->edges, cu->edges, 2 * ne * sizeof *g->edges);
     }
     cu->stats.graphs_built++;
     out = g;
