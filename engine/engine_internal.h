@@ -103,6 +103,10 @@ void eng_runtime_free(eng_context *ctx);
 /* The SFG executor (exec.c), on the CPU and on a GPU: a batch flushed without a sync goes to
  * the launch thread (launcher.h) when the mode asks for one. */
 int eng_exec_batch(void *ud, const sfg_batch *batch);
+/* Whether the batch compiles task i's code: it is new (fresh[i]), or a cancelled compile left
+ * it without a function and no earlier task of the batch shares it. Asked where the batch runs,
+ * in batch order, never while an earlier batch may still be compiling it. */
+int eng_code_to_compile(eng_code *const *codes, const unsigned char *fresh, uint32_t i);
 /* Code entries for a batch's tasks (codes[i] NULL for runtime tasks; fresh[i] = 1 where the
  * entry is new and still has to be compiled). The context's thread only. */
 int eng_resolve_codes(eng_context *ctx, const sfg_batch *batch, eng_code **codes,

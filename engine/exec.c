@@ -282,16 +282,10 @@ int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *con
     int npending = 0, rc = ENG_OK;
     if (!pending)
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
-    /* Everything new in the batch compiles at once, on all compile threads; so does code whose
-     * compile was cancelled before (an entry made, with no function). Two tasks of one batch
-     * may share an entry: it is submitted once. */
-    for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
-        int again = codes[i] && !fresh[i] && !codes[i]->fn[0];
-        for (uint32_t k = 0; again && k < i; k++)
-            again = codes[k] != codes[i];
-        if (fresh[i] || again)
+    /* Everything to compile in the batch compiles at once, on all compile threads. */
+    for (uint32_t i = 0; i < n && rc == ENG_OK; i++)
+        if (eng_code_to_compile(codes, fresh, i))
             rc = submit_code(ctx, &batch->tasks[i], codes[i], pending, &npending);
-    }
     /* waited on one by one, in the order the compile threads take them, for the progress */
     char err[512], msg[512];
     int failed = 0, cancelled = 0, compiled = 0;
@@ -353,6 +347,18 @@ static int use_launch_thread(const eng_context *ctx)
     if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
         return e[0] == '1';
     return ctx->mode.launch_thread != 0;
+}
+
+int eng_code_to_compile(eng_code *const *codes, const unsigned char *fresh, uint32_t i)
+{
+    if (fresh[i])
+        return 1;
+    if (!codes[i] || codes[i]->fn[0])
+        return 0;
+    for (uint32_t k = 0; k < i; k++)
+        if (codes[k] == codes[i])
+            return 0;
+    return 1;
 }
 
 int eng_resolve_codes(eng_context *ctx, const sfg_batch *batch, eng_code **codes,

@@ -201,7 +201,7 @@ static void compile_items(void *ud, int64_t lo, int64_t hi, int worker)
     }
 }
 
-/* Compiles and loads the tasks whose code entries are new (fresh[i]); codes[i] is task i's. */
+/* Compiles and loads the tasks eng_code_to_compile names; codes[i] is task i's. */
 int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng_code *const *codes,
                      const unsigned char *fresh_in)
 {
@@ -217,11 +217,7 @@ int eng_compile_cuda(struct eng_context *ctx, const sfg_batch *batch, struct eng
     int rc = ENG_OK;
     char err[512];
     for (uint32_t i = 0; i < n; i++) {
-        /* new code, and code a cancelled batch left without a function (once per batch) */
-        int again = codes[i] && !fresh_in[i] && !codes[i]->fn[0];
-        for (uint32_t k = 0; again && k < njobs; k++)
-            again = fresh[k] != codes[i];
-        if (!fresh_in[i] && !again)
+        if (!eng_code_to_compile(codes, fresh_in, i))
             continue;
         jobs[njobs] = (compile_job){.cu = cu, .low = codes[i]->lowered, .key = codes[i]->key,
                                     .name = batch->tasks[i].name};
