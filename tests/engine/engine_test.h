@@ -133,6 +133,42 @@ static inline float et_at(eng_field *f, int x, int y, int z, int c)
     return eng_field_read(f, ijk, c);
 }
 
+/* n (at most 16) kernels k0 .. k<n-1> that share nothing, kernel k writing field f<k> (made
+ * here, into f[k]) with (k + 1) + sin(P.x * (k + 2)) over 0 .. 4 + k on every axis: launched
+ * together with fusion off, a batch of n new tasks to compile. NULL when they do not compile. */
+static inline eng_program *et_distinct_kernels(eng_context *ctx, int n, eng_field **f)
+{
+    char src[16 * 128];
+    size_t at = 0;
+    for (int k = 0; k < n && k < 16; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "f%d", k);
+        f[k] = et_field(ctx, name, 3, ENG_F32, 0.0f);
+        at += (size_t)snprintf(src + at, sizeof src - at,
+                               "kernel k%d(field<f32> x) {\n"
+                               "    for (P in ivec3(0) .. ivec3(%d)) { x[P] = %d.0 + sin(f32(P.x * %d)); }\n"
+                               "}\n", k, 4 + k, k + 1, k + 2);
+    }
+    return et_compile(ctx, src);
+}
+
+/* Queues kernel k of et_distinct_kernels on f[k], for every k, without a sync. */
+static inline void et_launch_distinct(eng_context *ctx, eng_program *p, int n, eng_field **f)
+{
+    for (int k = 0; k < n; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "k%d", k);
+        eng_arg a[1];
+        memset(a, 0, sizeof a);
+        a[0].field = f[k];
+        int rc = eng_launch(ctx, eng_program_find(p, name), a, 1);
+        if (rc != ENG_OK) {
+            fprintf(stderr, "launching %s: %s\n", name, eng_error(ctx));
+            check_failures++;
+        }
+    }
+}
+
 static inline void et_put(eng_context *ctx, eng_field *f, int x, int y, int z, float v)
 {
     int32_t ijk[3] = {x, y, z};

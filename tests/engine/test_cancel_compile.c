@@ -32,30 +32,13 @@ int main(void)
     eng_context *ctx = et_context(2);
     eng_mode m = {0, 1u << 2 /* fusion off (SFG_PASS_FUSION) */, 0, 0};
     CHECK_OK(ctx, eng_set_mode(ctx, &m));
-    char src[4096];
-    size_t at = 0;
     eng_field *f[NK];
-    for (int k = 0; k < NK; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "f%d", k);
-        f[k] = et_field(ctx, name, 3, ENG_F32, 0.0f);
-        /* different bodies and ranges: eight tasks, none shared */
-        at += (size_t)snprintf(src + at, sizeof src - at,
-                               "kernel k%d(field<f32> x) {\n"
-                               "    for (P in ivec3(0) .. ivec3(%d)) { x[P] = %d.0 + sin(f32(P.x * %d)); }\n"
-                               "}\n", k, 4 + k, k + 1, k + 2);
-    }
-    eng_program *p = et_compile(ctx, src);
+    eng_program *p = et_distinct_kernels(ctx, NK, f);
     if (!p)
         return 1;
     poll pl = {0, 0, pthread_self()};
     eng_set_cancel(ctx, stop_now, &pl);
-    for (int k = 0; k < NK; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "k%d", k);
-        eng_arg a[1] = {et_f(f[k])};
-        CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, name), a, 1)); /* one batch */
-    }
+    et_launch_distinct(ctx, p, NK, f); /* one batch */
     int rc = eng_sync(ctx);
     CHECK(rc == ENG_ECANCELLED);
     CHECK(strstr(eng_error(ctx), "cancelled while compiling kernels") != NULL);
@@ -69,12 +52,7 @@ int main(void)
         CHECK(et_at(f[k], 0, 0, 0, 0) == 0.0f); /* nothing ran */
 
     eng_set_cancel(ctx, NULL, NULL);
-    for (int k = 0; k < NK; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "k%d", k);
-        eng_arg a[1] = {et_f(f[k])};
-        CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, name), a, 1)); /* one batch */
-    }
+    et_launch_distinct(ctx, p, NK, f); /* one batch */
     CHECK_OK(ctx, eng_sync(ctx));
     for (int k = 0; k < NK; k++) {
         CHECK_NEAR(et_at(f[k], 1, 0, 0, 0), (k + 1) + sin((double)(k + 2)), 1e-5);

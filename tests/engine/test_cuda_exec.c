@@ -150,30 +150,14 @@ static void test_cancel(void)
         fprintf(stderr, "the fake driver did not open: %s\n", eng_error(ctx));
         exit(1);
     }
-    char text[4096];
-    size_t at = 0;
     eng_field *f[8];
-    for (int k = 0; k < 8; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "f%d", k);
-        f[k] = et_field(ctx, name, 3, ENG_F32, 0.0f);
-        at += (size_t)snprintf(text + at, sizeof text - at,
-                               "kernel k%d(field<f32> x) {\n"
-                               "    for (P in ivec3(0) .. ivec3(%d)) { x[P] = %d.0 + sin(f32(P.x)); }\n"
-                               "}\n", k, 4 + k, k + 1);
-    }
-    eng_program *p = et_compile(ctx, text);
+    eng_program *p = et_distinct_kernels(ctx, 8, f);
     if (!p)
         exit(1);
     int polls = 0;
     eng_set_cancel(ctx, stop_now, &polls);
     for (int round = 0; round < 2; round++) {
-        for (int k = 0; k < 8; k++) {
-            char name[8];
-            snprintf(name, sizeof name, "k%d", k);
-            eng_arg a[1] = {et_f(f[k])};
-            CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, name), a, 1));
-        }
+        et_launch_distinct(ctx, p, 8, f);
         int rc = eng_sync(ctx);
         eng_stats es;
         eng_get_stats(ctx, &es);
