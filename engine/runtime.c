@@ -102,7 +102,8 @@ int eng_check_runtime_errors(eng_context *ctx)
     for (int i = 0; i < ctx->nfields; i++) {
         plm_tree *t = eng_field_tree(ctx->fields[i]);
         char msg[512];
-        if (plm_tree_check_error(t, msg, sizeof msg) == 0)
+        int code = plm_tree_check_error(t, msg, sizeof msg);
+        if (code == PLM_RT_OK)
             continue;
         const char *name = eng_field_info(ctx->fields[i])->name;
         if (rc != ENG_OK) {
@@ -111,13 +112,12 @@ int eng_check_runtime_errors(eng_context *ctx)
                 snprintf(more + n, sizeof more - n, "%s'%s'", n ? ", " : "", name);
             continue;
         }
-        int budget = strstr(msg, "budget") != NULL;
-        static const char range[] = "write outside the index range of SNode ";
-        if (!strncmp(msg, range, sizeof range - 1)) {
-            /* in the user's terms: the voxels the field can hold, not the SNode's number */
+        if (code == PLM_RT_ERR_RANGE) {
+            /* in the user's terms: the voxels the field can hold, not the SNode's number (the
+             * runtime's text ends with the count of failed writes, kept) */
             int64_t lo[3], hi[3];
             eng_field_index_range(ctx->fields[i], lo, hi);
-            const char *rest = strchr(msg + sizeof range - 1, ' ');
+            const char *rest = strstr(msg, " (");
             rc = eng_fail(ctx, ENG_EINVAL,
                           "field '%s': a kernel wrote outside the voxels the field can hold "
                           "(%lld..%lld, %lld..%lld, %lld..%lld)%s; those writes were dropped",
@@ -125,7 +125,8 @@ int eng_check_runtime_errors(eng_context *ctx)
                           (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1,
                           rest ? rest : "");
         } else {
-            rc = eng_fail(ctx, budget ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s", name, msg);
+            rc = eng_fail(ctx, code == PLM_RT_ERR_BUDGET ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s",
+                          name, msg);
         }
     }
     if (others) {
