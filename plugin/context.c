@@ -34,8 +34,9 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(dst, n, fmt, ap);
     va_end(ap);
+    /* A stop the host asked for is news, not an error. */
     if (ctx && ctx->host.log)
-        ctx->host.log(ctx->host.user, PLUME_LOG_ERROR, dst);
+        ctx->host.log(ctx->host.user, status == PLUME_ERR_CANCELLED ? PLUME_LOG_INFO : PLUME_LOG_ERROR, dst);
     return status;
 }
 
@@ -136,7 +137,8 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     plume_context_options opts = {sizeof opts, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
     if (o) {
         if (o->struct_size < sizeof(uint32_t) * 2)
-            return pl_fail(NULL, PLUME_ERR_VERSION, "context_create: options.struct_size %u is too small",
+            return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT,
+                           "context_create: options.struct_size %u is too small (set it to sizeof)",
                            o->struct_size);
         /* Copy only what the host's struct has; the rest keeps its default. */
         size_t n = o->struct_size < sizeof opts ? o->struct_size : sizeof opts;
@@ -156,6 +158,11 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INTERNAL, "context_create: out of host memory");
     ctx->opts = opts;
+    /* A host struct of size 0 would silently drop every callback: refuse it instead. */
+    if (h && h->struct_size < offsetof(plume_host, user) + sizeof h->user)
+        return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT,
+                       "context_create: host.struct_size %u is too small (set it to sizeof(plume_host))",
+                       h->struct_size);
     if (h) {
         size_t n = h->struct_size < sizeof ctx->host ? h->struct_size : sizeof ctx->host;
         memcpy(&ctx->host, h, n);
@@ -230,9 +237,8 @@ plume_status pl_context_info(plume_context *handle, plume_context_info *out)
     plume_context_info info = {sizeof info, ctx->device, ctx->device_name, ctx->device_note,
                                (uint32_t)eng_threads(ctx->eng), eng_memory_budget(ctx->eng)};
     size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
-    uint32_t keep = out->struct_size;
     memcpy(out, &info, n);
-    out->struct_size = keep;
+    out->struct_size = (uint32_t)n; /* what was written: PLUME_HAS_FIELD is then true */
     return PLUME_OK;
 }
 
@@ -244,6 +250,12 @@ plume_status pl_field_declare(plume_context *handle, const plume_field_desc *d)
                        "field_declare: desc is NULL or older than ABI 1.0's plume_field_desc");
     if (!d->name || !d->name[0])
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_declare: a field needs a name");
+    /* node:name is how nodes name their scratch fields; a host field there would be taken
+     * for one (docs/nodes.md). */
+    if (strchr(d->name, ':'))
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "field_declare: field '%s': ':' is reserved for nodes' own fields (node:name)",
+                       d->name);
     if (d->value_type != PLUME_VALUE_F32 && d->value_type != PLUME_VALUE_VEC3)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_declare: field '%s': unknown value type %d",
                        d->name, d->value_type);
@@ -292,6 +304,10 @@ plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t c
     if (count && !nodes)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "cook: nodes is NULL");
     plume_cook_info ci = {sizeof ci, 0, 0.0, 1.0 / 24.0, 0, 1};
+    if (info && info->struct_size < offsetof(plume_cook_info, frame) + sizeof info->frame)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "cook: info.struct_size %u is too small (set it to sizeof(plume_cook_info))",
+                       info->struct_size);
     if (info) {
         size_t n = info->struct_size < sizeof ci ? info->struct_size : sizeof ci;
         memcpy(&ci, info, n);
@@ -370,9 +386,8 @@ plume_status pl_get_stats(plume_context *handle, plume_stats *out)
     s.tasks_from_disk = es.tasks_from_disk;
     s.flushes = es.flushes;
     s.flushes_memoized = es.flushes_memoized;
-    uint32_t keep = out->struct_size;
-    size_t n = keep < sizeof s ? keep : sizeof s;
+    size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
     memcpy(out, &s, n);
-    out->struct_size = keep;
+    out->struct_size = (uint32_t)n; /* a newer host's fields past ours stay "absent" */
     return PLUME_OK;
 }

@@ -18,11 +18,17 @@ static plume_status plugin_init(void)
     return PLUME_OK;
 }
 
+/* The last deinit destroys the contexts the host left alive: their threads (launch, pool,
+ * compile, checkpoint writer) would otherwise outlive a dlclose, parked in unmapped code. */
 static void plugin_deinit(void)
 {
     pthread_mutex_lock(&init_lock);
-    if (init_count > 0 && --init_count == 0)
+    if (init_count > 0 && --init_count == 0) {
+        uintptr_t h;
+        while ((h = handle_any(HK_CONTEXT)) != 0)
+            pl_context_destroy((plume_context *)h);
         handle_table_release();
+    }
     pthread_mutex_unlock(&init_lock);
 }
 

@@ -15,6 +15,8 @@ uintptr_t handle_new(handle_kind kind, void *obj);
 void *handle_get(uintptr_t h, handle_kind kind);
 /* Forgets h; later lookups of h return NULL. */
 void handle_drop(uintptr_t h);
+/* A live handle of that kind, or 0 when there is none (the last deinit's clean-up). */
+uintptr_t handle_any(handle_kind kind);
 /* Frees the table when nothing is registered (called at the last deinit). */
 void handle_table_release(void);
 

@@ -201,13 +201,15 @@ plume_status pl_vdb_write_stable_core(const char *path, const plm_vdb_grid *cons
     return PLUME_OK;
 }
 
-plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
-                                 int count, const plm_vdb_write_options *wo)
+plume_status pl_vdb_write_stable(pl_context *ctx, const char *who, const char *path,
+                                 const plm_vdb_grid *const *grids, int count, const plm_vdb_write_options *wo)
 {
     char err[4600];
     int uuid_left = 0;
     plume_status st = pl_vdb_write_stable_core(path, grids, count, wo, err, sizeof err, &uuid_left);
     if (uuid_left)
         pl_log(ctx, PLUME_LOG_DEBUG, "%s: unknown OpenVDB header; its UUID is left random", path);
-    return st == PLUME_OK ? PLUME_OK : pl_fail(ctx, st, "%s", err);
+    if (st == PLUME_OK)
+        return PLUME_OK;
+    return who ? pl_fail(ctx, st, "%s: %s", who, err) : pl_fail(ctx, st, "%s", err);
 }

@@ -18,9 +18,10 @@
  * complete; on any failure path is untouched and the temporary file removed), with the options
  * `wo` (file metadata, compression, half floats) and the content-derived UUID. Makes the
  * folder when needed. A header this code does not recognise (another OpenVDB file version) is
- * written as OpenVDB made it, with a debug log line. */
-plume_status pl_vdb_write_stable(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
-                                 int count, const plm_vdb_write_options *wo);
+ * written as OpenVDB made it, with a debug log line. who (NULL: none) begins the error message,
+ * e.g. "node 'export'". */
+plume_status pl_vdb_write_stable(pl_context *ctx, const char *who, const char *path,
+                                 const plm_vdb_grid *const *grids, int count, const plm_vdb_write_options *wo);
 
 /* The same without a context, for a writer thread: grids are only read. On failure the
  * message goes to err and the status is returned; *uuid_left says the header was not one

@@ -1,6 +1,7 @@
 /* Volume handles: a host's view of one field for moving 8^3 blocks without files. */
 #include "plugin/handles.h"
 #include "plugin/plugin.h"
+#include "engine/kernel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,19 @@ static int snapshot(pl_volume *v)
     return 0;
 }
 
+/* Work queued on the context runs first, and its error (a memory budget) is this call's: the
+ * engine's own waits inside the field functions below cannot report it. */
+static plume_status settle(pl_volume *v)
+{
+    int rc = eng_sync(v->ctx->eng);
+    return rc ? pl_from_engine(v->ctx, rc) : PLUME_OK;
+}
+
 static plume_status refresh(pl_volume *v)
 {
+    plume_status st = settle(v);
+    if (st != PLUME_OK)
+        return st;
     if (v->stale && snapshot(v) != 0)
         return pl_fail(v->ctx, PLUME_ERR_INTERNAL, "out of host memory");
     return PLUME_OK;
@@ -103,8 +115,9 @@ plume_status pl_volume_info(plume_volume *handle, plume_volume_info *out)
     GET_VOL(v, handle);
     if (!out || out->struct_size < sizeof(uint32_t))
         return pl_fail(v->ctx, PLUME_ERR_INVALID_ARGUMENT, "volume_info: out is NULL or has no struct_size");
-    if (refresh(v) != PLUME_OK)
-        return PLUME_ERR_INTERNAL;
+    plume_status rst = refresh(v);
+    if (rst != PLUME_OK)
+        return rst;
     const eng_field_desc *d = eng_field_info(v->field);
     plume_volume_info info = {0};
     info.struct_size = sizeof info;
@@ -127,9 +140,9 @@ plume_status pl_volume_info(plume_volume *handle, plume_volume_info *out)
             if (o + 7 > info.bbox_max[k])
                 info.bbox_max[k] = o + 7;
         }
-    uint32_t keep = out->struct_size;
-    memcpy(out, &info, keep < sizeof info ? keep : sizeof info);
-    out->struct_size = keep;
+    size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+    memcpy(out, &info, n);
+    out->struct_size = (uint32_t)n;
     return PLUME_OK;
 }
 
@@ -139,13 +152,13 @@ plume_status pl_volume_block_origins(plume_volume *handle, uint64_t first, uint3
     GET_VOL(v, handle);
     if (count && !origins)
         return pl_fail(v->ctx, PLUME_ERR_INVALID_ARGUMENT, "volume_block_origins: origins is NULL");
-    if (refresh(v) != PLUME_OK)
-        return PLUME_ERR_INTERNAL;
+    plume_status rst = refresh(v);
+    if (rst != PLUME_OK)
+        return rst;
     if (first > v->nblocks || count > v->nblocks - first)
         return pl_fail(v->ctx, PLUME_ERR_OUT_OF_RANGE,
-                       "volume_block_origins: blocks [%llu, %llu) asked for, the volume has %llu",
-                       (unsigned long long)first, (unsigned long long)(first + count),
-                       (unsigned long long)v->nblocks);
+                       "volume_block_origins: %u blocks from block %llu asked for, the volume has %llu",
+                       count, (unsigned long long)first, (unsigned long long)v->nblocks);
     memcpy(origins, v->origins + 3 * first, (size_t)count * 3 * sizeof *origins);
     return PLUME_OK;
 }
@@ -165,6 +178,9 @@ plume_status pl_volume_read_block(plume_volume *handle, const int32_t origin[3],
         return pl_fail(v->ctx, PLUME_ERR_INVALID_ARGUMENT,
                        "volume_read_block: origin (%d,%d,%d) is not a multiple of 8", origin[0],
                        origin[1], origin[2]);
+    plume_status st = settle(v);
+    if (st != PLUME_OK)
+        return st;
     eng_field_read_block(v->field, origin, values, mask);
     return PLUME_OK;
 }
@@ -189,6 +205,9 @@ plume_status pl_volume_write_block(plume_volume *handle, const int32_t origin[3]
 plume_status pl_volume_clear(plume_volume *handle)
 {
     GET_VOL(v, handle);
+    plume_status st = settle(v);
+    if (st != PLUME_OK)
+        return st;
     eng_field_clear(v->ctx->eng, v->field);
     v->stale = 1;
     return PLUME_OK;

@@ -87,7 +87,9 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                                      .half_float = pl_param_num(n, "half_float") != 0,
                                      .file_meta = meta,
                                      .file_meta_count = 2};
-        st = pl_vdb_write_stable(env->ctx, path, (const plm_vdb_grid *const *)grids, count, &wo);
+        char who[300];
+        snprintf(who, sizeof who, "node '%s'", n->name);
+        st = pl_vdb_write_stable(env->ctx, who, path, (const plm_vdb_grid *const *)grids, count, &wo);
         if (st == PLUME_OK)
             pl_log(env->ctx, PLUME_LOG_INFO, "wrote %s", path);
     }

@@ -5,7 +5,9 @@
 #include "check.h"
 #include "plume/plume.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CHECK_MSG(api, ctx, needle)                                                             \
@@ -17,6 +19,98 @@
             check_failures++;                                                                   \
         }                                                                                       \
     } while (0)
+
+/* Threads of this process (the plugin's pool, launch and compile threads among them). */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Structs the plugin fills say how much of them it wrote; a host built against a newer header
+ * (a bigger struct) then sees the fields this plugin lacks as absent. */
+static void test_struct_sizes(const plume_plugin *api, plume_context *ctx, plume_volume *vol)
+{
+    union {
+        plume_stats s;
+        unsigned char bytes[sizeof(plume_stats) + 64];
+    } st;
+    memset(&st, 0xcd, sizeof st);
+    st.s.struct_size = sizeof st;
+    CHECK_STATUS(api->get_stats(ctx, &st.s), PLUME_OK);
+    CHECK(st.s.struct_size == sizeof(plume_stats));
+    union {
+        plume_context_info s;
+        unsigned char bytes[sizeof(plume_context_info) + 64];
+    } ci;
+    ci.s.struct_size = sizeof ci;
+    CHECK_STATUS(api->context_info(ctx, &ci.s), PLUME_OK);
+    CHECK(ci.s.struct_size == sizeof(plume_context_info));
+    union {
+        plume_volume_info s;
+        unsigned char bytes[sizeof(plume_volume_info) + 64];
+    } vi;
+    vi.s.struct_size = sizeof vi;
+    CHECK_STATUS(api->volume_info(vol, &vi.s), PLUME_OK);
+    CHECK(vi.s.struct_size == sizeof(plume_volume_info));
+    /* An older host's smaller struct: only its part is written, and it says so. */
+    plume_stats old = {.struct_size = 8};
+    CHECK_STATUS(api->get_stats(ctx, &old), PLUME_OK);
+    CHECK(old.struct_size == 8);
+    /* Sizes too small to hold anything are refused, not read as "all defaults". */
+    plume_cook_info zero = {0};
+    CHECK_STATUS(api->cook(ctx, NULL, 0, &zero), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "struct_size");
+    plume_host host0 = {0};
+    plume_context *c0 = NULL;
+    CHECK_STATUS(api->context_create(NULL, &host0, &c0), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK(c0 == NULL);
+    CHECK_MSG(api, NULL, "host.struct_size");
+}
+
+/* Work queued before a volume call runs first, and its error is that call's. */
+static void test_volume_errors(const plume_plugin *api)
+{
+    plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 1, 1250000, PLUME_MODE_OPTIMIZED, 0, 0};
+    plume_context *ctx = NULL;
+    CHECK_STATUS(api->context_create(&o, NULL, &ctx), PLUME_OK);
+    plume_field_desc fd = {sizeof fd, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &fd), PLUME_OK);
+    plume_field_desc scratch = fd;
+    scratch.name = "project:mg.rz";
+    CHECK_STATUS(api->field_declare(ctx, &scratch), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "reserved");
+    plume_node *s = NULL, *k = NULL;
+    CHECK_STATUS(api->node_create(ctx, "org.plume.source.sphere", "sph", &s), PLUME_OK);
+    CHECK_STATUS(api->node_set_float(s, "radius", 0.3), PLUME_OK);
+    plume_cook_info ci = {sizeof ci, 1, 0, 1.0 / 24, 0, 1};
+    CHECK_STATUS(api->cook(ctx, &s, 1, &ci), PLUME_OK);
+    plume_volume *v = NULL;
+    CHECK_STATUS(api->volume_open(ctx, "density", &v), PLUME_OK);
+    /* Spreads the sphere's blocks 400 times apart: far past the budget, raised when it runs. */
+    CHECK_STATUS(api->node_create(ctx, "org.plume.kernel", "spread", &k), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(k, "code",
+                                      "kernel a(field<f32> density) { for (I in density) { density[I * 400] = 7.0; } }"),
+                 PLUME_OK);
+    plume_status cooked = api->cook(ctx, &k, 1, &ci);
+    if (cooked == PLUME_OK) { /* queued: the next call that waits for it must say so */
+        int32_t org[3] = {0, 0, 0};
+        float vals[512];
+        uint64_t mask[8];
+        CHECK_STATUS(api->volume_read_block(v, org, vals, mask), PLUME_ERR_MEMORY_BUDGET);
+        CHECK_MSG(api, ctx, "budget");
+    } else {
+        CHECK_STATUS(cooked, PLUME_ERR_MEMORY_BUDGET);
+    }
+    api->volume_close(v);
+    api->context_destroy(ctx);
+}
 
 int main(int argc, char **argv)
 {
@@ -142,7 +236,43 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->cook(small, &big, 1, &info), PLUME_ERR_MEMORY_BUDGET);
     CHECK_MSG(api, small, "memory budget exceeded");
     api->context_destroy(small);
+
+    plume_field_desc od = {sizeof od, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(other, &od), PLUME_OK);
+    plume_volume *ov = NULL;
+    CHECK_STATUS(api->volume_open(other, "density", &ov), PLUME_OK);
+    test_struct_sizes(api, other, ov);
+    api->volume_close(ov);
     api->context_destroy(other);
+    test_volume_errors(api);
+
+    /* The last deinit destroys a context the host left alive, threads and all, and a handle
+     * from before it is refused after the next init even though a new context takes its slot. */
+    int threads_before = thread_count();
+    plume_context_options two = {sizeof two, PLUME_DEVICE_CPU, 2, 0, PLUME_MODE_OPTIMIZED, 0, 0};
+    plume_context *left = NULL;
+    CHECK_STATUS(api->context_create(&two, NULL, &left), PLUME_OK);
+    CHECK_STATUS(api->field_declare(left, &od), PLUME_OK);
+    plume_node *sph = NULL;
+    CHECK_STATUS(api->node_create(left, "org.plume.source.sphere", "s", &sph), PLUME_OK);
+    CHECK_STATUS(api->cook(left, &sph, 1, &info), PLUME_OK);
+    plume_node *inc = NULL; /* a kernel: the pool, launch and compile threads start */
+    CHECK_STATUS(api->node_create(left, "org.plume.kernel", "inc", &inc), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(inc, "code",
+                                      "kernel a(field<f32> density) { for (I in density) { density[I] += 1.0; } }"),
+                 PLUME_OK);
+    CHECK_STATUS(api->cook(left, &inc, 1, &info), PLUME_OK);
+    CHECK_STATUS(api->sync(left), PLUME_OK);
+    CHECK(thread_count() > threads_before);
+    api->deinit();
+    CHECK(thread_count() == threads_before);
+    CHECK_STATUS(api->init(), PLUME_OK);
+    plume_context *fresh = NULL;
+    CHECK_STATUS(api->context_create(NULL, NULL, &fresh), PLUME_OK);
+    CHECK_STATUS(api->sync(left), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->node_set_float(sph, "radius", 0.5), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(api->sync(fresh), PLUME_OK);
+    api->context_destroy(fresh);
 
     api->deinit();
     dlclose(dl);

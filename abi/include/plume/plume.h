@@ -299,7 +299,9 @@ typedef struct plume_plugin {
 
     /* Global set-up and tear-down, reference counted: every successful init needs one deinit.
      * Threading: not concurrently with any other plume call. Descriptors and extensions are
-     * valid from init until the matching last deinit. */
+     * valid from init until the matching last deinit. The last deinit destroys any context the
+     * host left alive (with its nodes and volumes, waiting for its checkpoint writer), so no
+     * plugin thread outlives a dlclose; handles from before it stay invalid after a new init. */
     plume_status (*init)(void);
     void (*deinit)(void);
 
