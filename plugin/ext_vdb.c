@@ -90,23 +90,25 @@ static eng_context *scratch_engine(pl_context *ctx)
     return eng_create(&eo);
 }
 
-/* Reads grid into a new field of eng named `fname`, the field's lattice taken from the grid. */
+/* Reads grid into a new field of eng named `fname` that is the grid's index space (voxel
+ * (i,j,k) of the field is voxel (i,j,k) of the grid; its voxel size is the grid's smallest, for
+ * render's level-set ramp). The caller keeps the grid's transform. Frustum transforms are
+ * refused: written back, their affine part alone would be a different transform. */
 static plume_status grid_into_scratch(pl_context *ctx, eng_context *eng, const plm_vdb_grid *g,
-                                      const plm_vdb_grid_info *gi, const char *fname, const char *what,
-                                      eng_field **out)
+                                      const plm_vdb_grid_info *gi, const char *fname, unsigned flags,
+                                      const char *what, eng_field **out)
 {
-    if (!gi->is_linear || fabs(gi->voxel_size[0] - gi->voxel_size[1]) > 1e-6 * gi->voxel_size[0] ||
-        fabs(gi->voxel_size[0] - gi->voxel_size[2]) > 1e-6 * gi->voxel_size[0])
-        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only uniform, linear transforms are supported (%s)", what,
+    if (!gi->is_linear)
+        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only linear transforms are supported (%s)", what,
                        gi->map_type);
     double h = gi->voxel_size[0];
-    eng_field_desc fd = {fname, gi->components == 3 ? ENG_VEC3 : ENG_F32, EXACT_LAYOUT, h,
-                         {gi->index_to_world[0][3] - 0.5 * h, gi->index_to_world[1][3] - 0.5 * h,
-                          gi->index_to_world[2][3] - 0.5 * h},
+    for (int k = 1; k < 3; k++)
+        h = gi->voxel_size[k] < h ? gi->voxel_size[k] : h;
+    eng_field_desc fd = {fname, gi->components == 3 ? ENG_VEC3 : ENG_F32, EXACT_LAYOUT, h, {0, 0, 0},
                          {gi->background[0], gi->background[1], gi->background[2]}};
     if (eng_field_declare(eng, &fd, out) != ENG_OK)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "%s: %s", what, eng_error(eng));
-    return vdb_grid_to_field(ctx, eng, g, *out, VDB_MERGE_REPLACE, what);
+    return vdb_grid_to_field(ctx, eng, g, *out, VDB_MERGE_REPLACE, flags | VDB_READ_INDEX_SPACE, what);
 }
 
 static plume_status vdb_convert(plume_context *handle, const char *in, const char *outp, int32_t half,
@@ -149,10 +151,12 @@ static plume_status vdb_convert(plume_context *handle, const char *in, const cha
         snprintf(fname, sizeof fname, "grid%d", i);
         snprintf(what, sizeof what, "%s: grid %d '%s'", in, i, gi.name);
         eng_field *f = NULL;
-        st = grid_into_scratch(ctx, eng, g, &gi, fname, what, &f);
+        st = grid_into_scratch(ctx, eng, g, &gi, fname, VDB_READ_KEEP_TOPOLOGY, what, &f);
         if (st != PLUME_OK)
             break;
-        st = vdb_field_to_grid(ctx, f, gi.name, gi.grid_class, (const double(*)[4])gi.index_to_world, &grids[count]);
+        /* the vector type travels in the grid's metadata, copied below */
+        st = vdb_field_to_grid(ctx, f, gi.name, gi.grid_class, 0, (const double(*)[4])gi.index_to_world,
+                               &grids[count]);
         if (st != PLUME_OK)
             break;
         /* Keep the grid's own metadata; keys OpenVDB manages itself are refused and skipped. */
@@ -168,7 +172,7 @@ static plume_status vdb_convert(plume_context *handle, const char *in, const cha
         st = pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s has no float or vec3 grid to convert", in);
     if (st == PLUME_OK)
         st = vdb_write_file(ctx, outp, (const plm_vdb_grid *const *)grids, count, half,
-                            (plm_vdb_compression)comp, -1);
+                            (plm_vdb_compression)comp, -1, file);
     if (st == PLUME_OK && skipped)
         pl_log(ctx, PLUME_LOG_WARNING, "%d unsupported grid(s) of %s were not converted", skipped, in);
     for (int i = 0; i < count; i++)
@@ -216,11 +220,14 @@ static plume_status render_vdb(plume_context *handle, const char *vdb_path, cons
     if (st == PLUME_OK) {
         char what[4200];
         snprintf(what, sizeof what, "%s: grid '%s'", vdb_path, gi.name);
-        st = grid_into_scratch(ctx, eng, g, &gi, "render", what, &f);
+        st = grid_into_scratch(ctx, eng, g, &gi, "render", 0, what, &f);
     }
     if (st == PLUME_OK) {
         char err[1024];
-        if (pl_render_field(f, w, h, png, err, sizeof err) != 0)
+        if (eng_field_block_count(f) == 0)
+            pl_log(ctx, PLUME_LOG_WARNING, "%s: grid '%s' has no active voxels; %s shows the background alone",
+                   vdb_path, gi.name, png);
+        if (pl_render_field(f, gi.grid_class == PLM_VDB_CLASS_LEVEL_SET, w, h, png, err, sizeof err) != 0)
             st = pl_fail(ctx, PLUME_ERR_IO, "render %s: %s", vdb_path, err);
     }
     eng_destroy(eng);

@@ -22,13 +22,29 @@ typedef struct grid {
 
 static size_t gidx(const grid *g, int x, int y, int z) { return ((size_t)z * g->n[1] + y) * g->n[0] + x; }
 
-static int build_grid(eng_field *f, grid *g, char *err, size_t n)
+/* A level set's value is a distance (negative inside): shown as a solid, density 1 inside
+ * and 0 outside with a ramp a voxel wide, so the surface and not the narrow band is seen. */
+static float to_density(float v, int level_set, float voxel)
+{
+    if (!level_set)
+        return v;
+    float d = 0.5f - v / voxel;
+    return d < 0 ? 0 : d > 1 ? 1 : d;
+}
+
+static int build_grid(eng_field *f, int level_set, grid *g, char *err, size_t n)
 {
     uint64_t nb = eng_field_block_count(f);
-    if (nb == 0) {
-        snprintf(err, n, "the volume is empty: nothing to render");
-        return -1;
+    if (nb == 0) { /* an early frame before the source: the background alone */
+        g->n[0] = g->n[1] = g->n[2] = 1;
+        g->d = calloc(1, sizeof *g->d);
+        if (!g->d) {
+            snprintf(err, n, "out of memory");
+            return -1;
+        }
+        return 0;
     }
+    float voxel = (float)eng_field_info(f)->voxel_size;
     int32_t *o = malloc((size_t)nb * 3 * sizeof *o);
     if (!o) {
         snprintf(err, n, "out of memory");
@@ -66,7 +82,7 @@ static int build_grid(eng_field *f, grid *g, char *err, size_t n)
             int x = (o[3 * b] + (i >> 6) - lo[0]) / g->step;
             int y = (o[3 * b + 1] + ((i >> 3) & 7) - lo[1]) / g->step;
             int z = (o[3 * b + 2] + (i & 7) - lo[2]) / g->step;
-            float v = vals[i];
+            float v = to_density(vals[i], level_set, voxel);
             if (v > 0)
                 g->d[gidx(g, x, y, z)] += v * w;
         }
@@ -111,11 +127,11 @@ static int write_png_atomic(const char *path, const uint8_t *rgb, unsigned w, un
     return 0;
 }
 
-int pl_render_field(eng_field *f, unsigned width, unsigned height, const char *png_path, char *err,
-                    size_t errlen)
+int pl_render_field(eng_field *f, int level_set, unsigned width, unsigned height, const char *png_path,
+                    char *err, size_t errlen)
 {
     grid g = {{0, 0, 0}, 1, NULL};
-    if (build_grid(f, &g, err, errlen))
+    if (build_grid(f, level_set, &g, err, errlen))
         return -1;
     /* Light transmittance at each cell from a light straight above (+y). */
     const float sigma = 40.0f / (float)(g.n[1] > 1 ? g.n[1] : 1) * 4.0f; /* extinction per cell */

@@ -29,8 +29,21 @@ static plume_status eng_fail_on(pl_context *ctx, eng_context *eng, int rc)
                    eng_error(eng));
 }
 
+/* A field is axis-aligned: x, y, z of its index are x, y, z of the world, scaled by one voxel
+ * size. A grid whose transform rotates, mirrors or swaps axes cannot be placed in one. */
+static int axis_aligned(const plm_vdb_grid_info *gi)
+{
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double m = gi->index_to_world[r][c];
+            if (r == c ? !(m > 0) : fabs(m) > 1e-6 * gi->voxel_size[0])
+                return 0;
+        }
+    return 1;
+}
+
 plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_grid *grid,
-                               eng_field *f, vdb_merge merge, const char *what)
+                               eng_field *f, vdb_merge merge, unsigned flags, const char *what)
 {
     plm_vdb_error e;
     plm_vdb_grid_info gi;
@@ -44,24 +57,31 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
     if (gi.components != comps)
         return pl_fail(ctx, PLUME_ERR_TYPE_MISMATCH, "%s is a %s grid but field '%s' is %s", what, gi.type_name,
                        d->name, comps == 3 ? "vec3" : "f32");
-    if (!gi.is_linear || fabs(gi.voxel_size[0] - gi.voxel_size[1]) > 1e-6 * gi.voxel_size[0] ||
-        fabs(gi.voxel_size[0] - gi.voxel_size[2]) > 1e-6 * gi.voxel_size[0])
-        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only uniform, linear transforms can be imported (%s)", what,
-                       gi.map_type);
-    double h = d->voxel_size;
-    if (fabs(gi.voxel_size[0] - h) > 1e-5 * h)
-        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
-                       "%s has voxel size %g but field '%s' has voxel size %g: set the field's voxel_size to %g "
-                       "(or resample the file)", what, gi.voxel_size[0], d->name, h, gi.voxel_size[0]);
-    /* VDB index (0,0,0) is a voxel centre at the translation; ours has its corner at origin. */
-    int32_t shift[3];
-    for (int k = 0; k < 3; k++) {
-        double s = (gi.index_to_world[k][3] - 0.5 * h - d->origin[k]) / h;
-        if (fabs(s - nearbyint(s)) > 1e-3)
+    int32_t shift[3] = {0, 0, 0};
+    if (!(flags & VDB_READ_INDEX_SPACE)) {
+        if (!gi.is_linear || fabs(gi.voxel_size[0] - gi.voxel_size[1]) > 1e-6 * gi.voxel_size[0] ||
+            fabs(gi.voxel_size[0] - gi.voxel_size[2]) > 1e-6 * gi.voxel_size[0])
+            return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only uniform, linear transforms can be imported (%s)",
+                           what, gi.map_type);
+        if (!axis_aligned(&gi))
+            return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
+                           "%s: its transform rotates, mirrors or swaps axes (%s), and fields are axis-aligned; "
+                           "resample the grid to an axis-aligned transform first (e.g. OpenVDB's resample)",
+                           what, gi.map_type);
+        double h = d->voxel_size;
+        if (fabs(gi.voxel_size[0] - h) > 1e-5 * h)
             return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
-                           "%s is offset by a fraction of a voxel from field '%s' (axis %c: %.4f voxels); "
-                           "adjust the field's origin", what, d->name, "xyz"[k], s);
-        shift[k] = (int32_t)nearbyint(s);
+                           "%s has voxel size %g but field '%s' has voxel size %g: set the field's voxel_size to "
+                           "%g (or resample the file)", what, gi.voxel_size[0], d->name, h, gi.voxel_size[0]);
+        /* VDB index (0,0,0) is a voxel centre at the translation; ours has its corner at origin. */
+        for (int k = 0; k < 3; k++) {
+            double s = (gi.index_to_world[k][3] - 0.5 * h - d->origin[k]) / h;
+            if (fabs(s - nearbyint(s)) > 1e-3)
+                return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                               "%s is offset by a fraction of a voxel from field '%s' (axis %c: %.4f voxels); "
+                               "adjust the field's origin", what, d->name, "xyz"[k], s);
+            shift[k] = (int32_t)nearbyint(s);
+        }
     }
     if (merge == VDB_MERGE_REPLACE) {
         eng_field_clear(eng, f);
@@ -75,7 +95,7 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
      * inside of its surface is stored as inactive voxels and tiles of value -background, and a
      * collider or emitter needs "inside" there too. So every voxel of its leaves is taken, and
      * its inside tiles follow the leaves. */
-    int level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET && comps == 1;
+    int level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET && comps == 1 && !(flags & VDB_READ_KEEP_TOPOLOGY);
     uint64_t total = gi.leaf_count + (level_set ? gi.inactive_leaf_count : 0);
     plume_status st = PLUME_OK;
     for (uint64_t i = 0; i < total && st == PLUME_OK; i++) {
@@ -125,7 +145,7 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
 }
 
 plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
-                               const double (*xform)[4], plm_vdb_grid **out)
+                               int vector_type, const double (*xform)[4], plm_vdb_grid **out)
 {
     const eng_field_desc *d = eng_field_info(f);
     int comps = eng_field_components(f);
@@ -135,6 +155,7 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
     gd.name = name;
     gd.type = comps == 3 ? PLM_VDB_TYPE_VEC3 : PLM_VDB_TYPE_FLOAT;
     gd.grid_class = cls;
+    gd.vector_type = comps == 3 ? vector_type : 0;
     for (int c = 0; c < 3; c++)
         gd.background[c] = d->background[c];
     for (int k = 0; k < 3; k++) {
@@ -145,6 +166,10 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
     if (xform)
         memcpy(gd.index_to_world, xform, sizeof gd.index_to_world);
     int trim = !eng_field_voxel_masks(f);
+    /* A level set's band is the voxels nearer the surface than the background; the rest (the
+     * inside included) is left to the sign fill below, as OpenVDB's tools store it. */
+    int level_set = cls == PLM_VDB_CLASS_LEVEL_SET && comps == 1;
+    float band = fabsf(d->background[0]);
     plm_vdb_error e;
     plm_vdb_grid *g = NULL;
     if (plm_vdb_grid_create(&gd, &g, &e) != PLM_VDB_OK)
@@ -175,6 +200,8 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
             int same = 1;
             for (int c = 0; c < comps; c++)
                 same &= vals[n * comps + c] == d->background[c];
+            if (level_set)
+                same = !(fabsf(vals[n]) < band);
             if (same)
                 mask[n >> 6] &= ~(1ull << (n & 63));
             else
@@ -189,6 +216,8 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
     }
     free(origins);
     free(vals);
+    if (st == PLUME_OK && level_set && d->background[0] > 0 && plm_vdb_grid_sign_fill(g, &e) != PLM_VDB_OK)
+        st = vdb_fail(ctx, &e);
     if (st != PLUME_OK) {
         plm_vdb_grid_free(g);
         return st;
@@ -198,22 +227,37 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
 }
 
 plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
-                            int count, int half_float, plm_vdb_compression comp, int64_t frame)
+                            int count, int half_float, plm_vdb_compression comp, int64_t frame,
+                            const plm_vdb_file *meta_from)
 {
     char frame_text[32];
     snprintf(frame_text, sizeof frame_text, "%lld", (long long)frame);
-    plm_vdb_meta meta[2] = {{"creator", "string", "Plume " PLUME_VERSION_STRING},
-                            {"plume_frame", "int64", frame_text}};
+    int nfrom = meta_from ? plm_vdb_file_meta_count(meta_from) : 0;
+    plm_vdb_meta *meta = malloc((size_t)(2 + nfrom) * sizeof *meta);
+    if (!meta)
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    int nmeta = 0;
+    meta[nmeta++] = (plm_vdb_meta){"creator", "string", "Plume " PLUME_VERSION_STRING};
+    if (frame >= 0)
+        meta[nmeta++] = (plm_vdb_meta){"plume_frame", "int64", frame_text};
+    plm_vdb_error e;
+    for (int i = 0; i < nfrom; i++) { /* the source file's entries; the writer is now Plume */
+        plm_vdb_meta m;
+        if (plm_vdb_file_meta(meta_from, i, &m, &e) == PLM_VDB_OK && strcmp(m.key, "creator") != 0 &&
+            (frame < 0 || strcmp(m.key, "plume_frame") != 0))
+            meta[nmeta++] = m;
+    }
     plm_vdb_write_options wo = {.compression = comp,
                                  .half_float = half_float,
                                  .file_meta = meta,
-                                 .file_meta_count = frame >= 0 ? 2 : 1};
+                                 .file_meta_count = nmeta};
+    plume_status st = PLUME_OK;
     if (vdb_make_parent_dirs(path) != 0)
-        return pl_fail(ctx, PLUME_ERR_IO, "cannot create the folder for %s: %s", path, strerror(errno));
-    plm_vdb_error e;
-    if (plm_vdb_write(path, grids, count, &wo, &e) != PLM_VDB_OK)
-        return vdb_fail(ctx, &e);
-    return PLUME_OK;
+        st = pl_fail(ctx, PLUME_ERR_IO, "cannot create the folder for %s: %s", path, strerror(errno));
+    else if (plm_vdb_write(path, grids, count, &wo, &e) != PLM_VDB_OK)
+        st = vdb_fail(ctx, &e);
+    free(meta);
+    return st;
 }
 
 int vdb_make_parent_dirs(const char *path)

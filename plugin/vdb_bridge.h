@@ -9,25 +9,42 @@
 
 typedef enum vdb_merge { VDB_MERGE_REPLACE = 0, VDB_MERGE_MAX = 1, VDB_MERGE_ADD = 2, VDB_MERGE_SET = 3 } vdb_merge;
 
-/* Copies grid into field f of engine eng (errors reported on ctx). The grid's voxel size must match the field's (within 1e-5
- * relative) and its voxels must lie on the field's voxel lattice. REPLACE clears the field
- * and takes the grid's background; the others merge active voxels into what is there. A
- * level-set grid brings every voxel of its leaves and its inside tiles (negative values filling
- * the inside of the surface), so the field reads "inside" everywhere inside.
+/* How vdb_grid_to_field reads a grid. */
+enum {
+    /* The field is the grid's index space: the caller made it from the grid and writes the
+     * grid's own transform back (vdb convert, render), so the transform is not checked. */
+    VDB_READ_INDEX_SPACE = 1,
+    /* A level set keeps the file's active band (no inside expansion); vdb_field_to_grid's
+     * sign fill restores the inside when it is written. */
+    VDB_READ_KEEP_TOPOLOGY = 2
+};
+
+/* Copies grid into field f of engine eng (errors reported on ctx). Unless flags has
+ * VDB_READ_INDEX_SPACE, the grid's transform must be a uniform scale and a translation (no
+ * rotation, mirror or axis swap: refused), its voxel size the field's (within 1e-5 relative)
+ * and its voxels on the field's voxel lattice. REPLACE clears the field and takes the grid's
+ * background; the others merge active voxels into what is there. A level-set grid brings every
+ * voxel of its leaves and its inside tiles (negative values filling the inside of the
+ * surface), so the field reads "inside" everywhere inside (unless VDB_READ_KEEP_TOPOLOGY).
  * `what` names the grid in messages ("smoke.vdb: grid 'density'"). */
 plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_grid *grid,
-                               eng_field *f, vdb_merge merge, const char *what);
+                               eng_field *f, vdb_merge merge, unsigned flags, const char *what);
 
-/* Makes a new grid from field f's active voxels: name, class; for fields with per-block
- * activity (dense leaves), voxels equal to the background are written inactive. xform (NULL:
- * from the field's voxel size and origin) is the index-to-world matrix. The caller frees *out
- * with plm_vdb_grid_free. */
+/* Makes a new grid from field f's active voxels: name, class, vector_type (vec3 fields:
+ * OpenVDB's VecType, 3 = contravariant relative for velocities); for fields with per-block
+ * activity (dense leaves), voxels equal to the background are written inactive, and for a
+ * level set (class LEVEL_SET, positive background) those not nearer the surface than the
+ * background, the inside then stored as OpenVDB stores it (plm_vdb_grid_sign_fill). xform
+ * (NULL: from the field's voxel size and origin) is the index-to-world matrix. The caller frees
+ * *out with plm_vdb_grid_free. */
 plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
-                               const double (*xform)[4], plm_vdb_grid **out);
+                               int vector_type, const double (*xform)[4], plm_vdb_grid **out);
 
-/* Writes grids atomically with Plume's file metadata (creator, frame when >= 0). */
+/* Writes grids atomically with Plume's file metadata (creator, frame when >= 0) and, when
+ * meta_from is not NULL, that file's other file-level entries (vdb convert keeps them). */
 plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
-                            int count, int half_float, plm_vdb_compression comp, int64_t frame);
+                            int count, int half_float, plm_vdb_compression comp, int64_t frame,
+                            const plm_vdb_file *meta_from);
 
 /* mkdir -p of the folder holding path. */
 int vdb_make_parent_dirs(const char *path);

@@ -12,6 +12,7 @@
 #include <openvdb/io/Archive.h>
 #include <openvdb/io/GridDescriptor.h>
 #include <openvdb/io/io.h>
+#include <openvdb/tools/SignedFloodFill.h>
 #pragma GCC visibility pop
 
 #include <fcntl.h>
@@ -1095,6 +1096,28 @@ plm_vdb_status plm_vdb_grid_add_leaf(plm_vdb_grid *grid, const int32_t origin[3]
             add_leaf_t<FloatGrid>(*grid, origin, values, mask);
         else
             add_leaf_t<Vec3SGrid>(*grid, origin, values, mask);
+    });
+}
+
+plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err)
+{
+    if (!grid)
+        return report(err, PLM_VDB_ERR_ARGUMENT, "plm_vdb_grid_sign_fill: NULL grid");
+    if (!grid->created)
+        return report(err, PLM_VDB_ERR_ARGUMENT,
+                      "plm_vdb_grid_sign_fill: " + grid_label(*grid) + " belongs to an open file");
+    FloatGrid::Ptr fg = openvdb::GridBase::grid<FloatGrid>(grid->grid);
+    if (!fg)
+        return report(err, PLM_VDB_ERR_ARGUMENT,
+                      format("grid \"%s\": only float grids hold signed distances", grid->name.c_str()));
+    if (!(fg->background() > 0.0f))
+        return report(err, PLM_VDB_ERR_ARGUMENT,
+                      format("grid \"%s\": a level set needs a positive background (it has %g)",
+                             grid->name.c_str(), double(fg->background())));
+    return guarded(err, PLM_VDB_ERR_INTERNAL, grid_label(*grid), [&] {
+        grid->dirty = true;
+        // single-threaded: the bytes written must not depend on scheduling
+        openvdb::tools::signedFloodFill(fg->tree(), /*threaded=*/false);
     });
 }
 

@@ -214,6 +214,14 @@ plm_vdb_status plm_vdb_grid_add_leaf(plm_vdb_grid *grid, const int32_t origin[3]
                                      const float *values, const uint64_t mask[8],
                                      plm_vdb_error *err);
 
+/* For a level set made leaf by leaf (narrow band active, |value| < background): sets every
+ * inactive value by the sign of the active values beside it, +background outside and
+ * -background inside, and fills the closed inside of the surface with inactive -background
+ * tiles (OpenVDB's signedFloodFill, run on one thread). Readers then find "inside" away from
+ * the band, as in a level set OpenVDB's own tools make. Float grids from plm_vdb_grid_create
+ * with a positive background only; call it after the last leaf. */
+plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err);
+
 /* Sets (or replaces) one grid metadata entry from its text form (types and forms as in
  * plm_vdb_meta: "string", "bool", "int32", "int64", "float", "double", "vec3i", "vec3s",
  * "vec3d"). Keys that OpenVDB manages are refused with ARGUMENT: "name", "class",

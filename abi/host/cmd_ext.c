@@ -41,7 +41,21 @@ static void print_info_text(const char *json_text)
                (long long)json_integer_value(json_object_get(g, "active_voxels")),
                (long long)json_integer_value(json_object_get(g, "leaves")));
         json_t *vs = json_object_get(g, "voxel_size");
-        printf(", voxel %g", json_number_value(json_array_get(vs, 0)));
+        double vx = json_number_value(json_array_get(vs, 0)), vy = json_number_value(json_array_get(vs, 1)),
+               vz = json_number_value(json_array_get(vs, 2));
+        if (vx == vy && vx == vz)
+            printf(", voxel %g", vx);
+        else
+            printf(", voxel %g x %g x %g", vx, vy, vz);
+        /* a matrix with terms off its diagonal turns or swaps axes: say so, it matters to import */
+        json_t *m = json_object_get(g, "index_to_world");
+        int turned = 0;
+        for (size_t r = 0; r < 3; r++)
+            for (size_t c = 0; c < 3; c++)
+                if (r != c && json_number_value(json_array_get(json_array_get(m, r), c)) != 0)
+                    turned = 1;
+        if (turned)
+            printf(", rotated");
         json_t *bb = json_object_get(g, "bbox");
         if (bb)
             printf(", bbox [%lld %lld %lld]..[%lld %lld %lld]",

@@ -152,7 +152,7 @@ static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, 
     } else {
         char what[4200];
         snprintf(what, sizeof what, "node '%s': %s: grid '%s'", n->name, path, grid_name);
-        st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, *shape, VDB_MERGE_REPLACE, what);
+        st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, *shape, VDB_MERGE_REPLACE, 0, what);
         *level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET;
     }
     plm_vdb_close(file);

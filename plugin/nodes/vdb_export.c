@@ -10,14 +10,17 @@
 
 static const char *const compressions[] = {"blosc", "zip", "none"};
 static const char *const vel_classes[] = {"staggered", "unknown"};
+static const char *const float_classes[] = {"fog_volume", "level_set", "unknown"};
 
 static const plume_param_desc params[] = {
     PARAM_FILE("file", "File", "Output path; each run of # becomes the frame number, zero-padded "
                "(smoke_####.vdb -> smoke_0007.vdb). Relative paths go under the output folder.",
                "smoke_####.vdb", PLUME_PARAM_FLAG_FILE_OUTPUT),
-    PARAM_ENUM("compression", "Compression", "blosc (fast), zip (small) or none.", "blosc", compressions),
+    PARAM_ENUM("compression", "Compression", "blosc (fast), zip or none. OpenVDB writes fog volumes and "
+               "level sets without zip whatever is asked, so zip shrinks only vel (and unknown-class grids); "
+               "blosc applies to all.", "blosc", compressions),
     PARAM_BOOL("half_float", "Half Float", "Store values as 16-bit floats: half the size, about 3 "
-               "significant digits.", 0),
+               "significant digits; magnitudes below about 6e-8 become 0.", 0),
     PARAM_STRING("density_name", "Density Grid", "Grid name for the density port.", "density"),
     PARAM_STRING("temperature_name", "Temperature Grid", "Grid name for the temperature port.", "temperature"),
     PARAM_STRING("flame_name", "Flame Grid", "Grid name for the flame port.", "flame"),
@@ -26,17 +29,41 @@ static const plume_param_desc params[] = {
                "solver's MAC grid: x on the face between voxels I-(1,0,0) and I, as OpenVDB "
                "defines it, so other tools sample it where it lives) or unknown (cell-centred "
                "vectors).", "staggered", vel_classes),
+    PARAM_ENUM("density_class", "Density Class", "Grid class of the density port: fog_volume, level_set "
+               "(signed distances, negative inside: the band nearer the surface than the background is "
+               "written active and the inside as OpenVDB stores it) or unknown.", "fog_volume", float_classes),
+    PARAM_ENUM("temperature_class", "Temperature Class", "Grid class of the temperature port, as "
+               "density_class.", "fog_volume", float_classes),
+    PARAM_ENUM("flame_class", "Flame Class", "Grid class of the flame port, as density_class.", "fog_volume",
+               float_classes),
 };
 
 /* Every port is optional: an unbound port whose default field does not exist is skipped. */
 static const plume_port_desc ports[] = {
-    PORT("density", "Density", "Written as a fog volume.", PLUME_VALUE_F32, PLUME_PORT_IN, "density", 1),
-    PORT("temperature", "Temperature", "Written as a fog volume.", PLUME_VALUE_F32, PLUME_PORT_IN, "temperature", 1),
-    PORT("flame", "Flame", "Written as a fog volume.", PLUME_VALUE_F32, PLUME_PORT_IN, "flame", 1),
-    PORT("vel", "Velocity", "Written as a vec3 grid of the class vel_class says.", PLUME_VALUE_VEC3, PLUME_PORT_IN, "vel", 1),
+    PORT("density", "Density", "Written as a float grid of the class density_class says (a fog volume by "
+         "default).", PLUME_VALUE_F32, PLUME_PORT_IN, "density", 1),
+    PORT("temperature", "Temperature", "Written as a float grid of the class temperature_class says.",
+         PLUME_VALUE_F32, PLUME_PORT_IN, "temperature", 1),
+    PORT("flame", "Flame", "Written as a float grid of the class flame_class says.", PLUME_VALUE_F32,
+         PLUME_PORT_IN, "flame", 1),
+    PORT("vel", "Velocity", "Written as a vec3 grid of the class vel_class says, with OpenVDB's vector type "
+         "'contravariant relative' (a velocity: transforms without the translation).", PLUME_VALUE_VEC3,
+         PLUME_PORT_IN, "vel", 1),
 };
 
 static const char *const name_params[] = {"density_name", "temperature_name", "flame_name", "vel_name"};
+static const char *const class_params[] = {"density_class", "temperature_class", "flame_class", "vel_class"};
+
+/* OpenVDB's VecType for a velocity */
+#define VEC_CONTRAVARIANT_RELATIVE 3
+
+static plm_vdb_class class_named(const char *c)
+{
+    return !strcmp(c, "fog_volume")  ? PLM_VDB_CLASS_FOG_VOLUME
+           : !strcmp(c, "level_set") ? PLM_VDB_CLASS_LEVEL_SET
+           : !strcmp(c, "staggered") ? PLM_VDB_CLASS_STAGGERED
+                                     : PLM_VDB_CLASS_UNKNOWN;
+}
 
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
@@ -57,10 +84,17 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         const char *name = pl_param_str(n, name_params[p]);
         if (!name[0])
             name = eng_field_info(env->port_fields[p])->name;
-        plm_vdb_class cls = p < 3 ? PLM_VDB_CLASS_FOG_VOLUME
-                            : strcmp(pl_param_str(n, "vel_class"), "staggered") == 0 ? PLM_VDB_CLASS_STAGGERED
-                                                                                     : PLM_VDB_CLASS_UNKNOWN;
-        st = vdb_field_to_grid(env->ctx, env->port_fields[p], name, cls, NULL, &grids[count]);
+        plm_vdb_class cls = class_named(pl_param_str(n, class_params[p]));
+        const eng_field_desc *fd = eng_field_info(env->port_fields[p]);
+        if (cls == PLM_VDB_CLASS_LEVEL_SET && !(fd->background[0] > 0)) {
+            st = pl_fail(env->ctx, PLUME_ERR_INVALID_ARGUMENT,
+                         "node '%s': %s is level_set but field '%s' has background %g; a level set's background "
+                         "is its band's half-width, a positive distance (outside the surface)",
+                         n->name, class_params[p], fd->name, (double)fd->background[0]);
+            break;
+        }
+        st = vdb_field_to_grid(env->ctx, env->port_fields[p], name, cls, p == 3 ? VEC_CONTRAVARIANT_RELATIVE : 0,
+                               NULL, &grids[count]);
         if (st == PLUME_OK)
             count++;
     }

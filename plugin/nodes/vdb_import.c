@@ -58,7 +58,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                           : !strcmp(mode, "add") ? VDB_MERGE_ADD
                           : !strcmp(mode, "set") ? VDB_MERGE_SET
                                                  : VDB_MERGE_REPLACE;
-            st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, f, m, what);
+            st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, f, m, 0, what);
         }
     }
     plm_vdb_close(file);
@@ -70,8 +70,9 @@ const pl_node_type pl_node_vdb_import = {
              .id = "org.plume.vdb.import",
              .label = "VDB Import",
              .category = "IO",
-             .help = "Reads one float or vec3 grid of a .vdb file into a field, keeping its transform and "
-                     "background; the grid's voxel size must match the field's.",
+             .help = "Reads one float or vec3 grid of a .vdb file into a field, keeping its position and "
+                     "background; the grid's voxel size must match the field's, and a transform that rotates, "
+                     "mirrors or swaps axes is refused (fields are axis-aligned).",
              .version = 1,
              .param_count = COUNT(params),
              .params = params,

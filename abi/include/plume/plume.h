@@ -234,7 +234,9 @@ typedef struct plume_stats {
     double backend_s;   /* time running tasks */
     double optimizer_s; /* time in the state-flow-graph passes */
     double compile_s;   /* time compiling tasks */
-    uint64_t active_voxels; /* over the fields the host sees (not the nodes' scratch fields) */
+    uint64_t active_voxels; /* over the fields the host sees (not the nodes' scratch fields):
+                               voxels the runtime holds active (every voxel of an allocated
+                               8^3 block for dense blocks), not the count an exported file has */
     uint64_t memory_bytes;  /* bytes the sparse trees hold */
     /* ABI 1.3: on a GPU (zero on the CPU) */
     double gpu_kernel_s;     /* GPU time of the launched batches, from CUDA events */
