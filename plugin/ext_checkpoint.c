@@ -368,6 +368,15 @@ static plume_status open_checkpoint(pl_context *ctx, const char *path, plm_vdb_f
     plm_vdb_error e;
     if (plm_vdb_open(path, file, &e) != PLM_VDB_OK)
         return pl_fail(ctx, PLUME_ERR_IO, "checkpoint %s cannot be read: %s", path, e.message);
+    /* OpenVDB reads damaged values without noticing; the content UUID the writer stamped
+     * catches any byte changed since. */
+    if (pl_vdb_stable_verify(path) == 0) {
+        plm_vdb_close(*file);
+        *file = NULL;
+        return pl_fail(ctx, PLUME_ERR_IO,
+                       "checkpoint %s is damaged: its bytes no longer match the content hash written with it",
+                       path);
+    }
     const char *format = NULL, *frame = NULL;
     h->key = NULL;
     for (int i = 0; i < plm_vdb_file_meta_count(*file); i++) {

@@ -94,9 +94,10 @@ static void hash_final(const content_hash *h, unsigned char out[16])
     }
 }
 
-/* Hashes the whole file except the UUID's bytes and writes the UUID made from the hash.
- * Returns 0, 1 when the header is not one this code knows (left alone), -1 on an I/O error. */
-static int stamp_uuid(int fd)
+/* The UUID made from a hash of the whole file except the UUID's bytes, as text in out, and
+ * the UUID the file holds in have (both UUID_LEN + 1). Returns 0, 1 when the header is not one
+ * this code knows, -1 on an I/O error. */
+static int content_uuid(int fd, char *out, char *have)
 {
     unsigned char head[UUID_AT + UUID_LEN];
     if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head)
@@ -137,12 +138,39 @@ static int stamp_uuid(int fd)
     /* RFC 9562 layout: version 8 (custom), variant 10. */
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x80);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    char text[UUID_LEN + 1];
-    snprintf(text, sizeof text,
+    snprintf(out, UUID_LEN + 1,
              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
              b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
              b[15]);
+    memcpy(have, head + UUID_AT, UUID_LEN);
+    have[UUID_LEN] = 0;
+    return 0;
+}
+
+/* Writes the content UUID into the file's header. Returns as content_uuid. */
+static int stamp_uuid(int fd)
+{
+    char text[UUID_LEN + 1], have[UUID_LEN + 1];
+    int rc = content_uuid(fd, text, have);
+    if (rc)
+        return rc;
     return pwrite(fd, text, UUID_LEN, UUID_AT) == UUID_LEN ? 0 : -1;
+}
+
+int pl_vdb_stable_verify(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char want[UUID_LEN + 1], have[UUID_LEN + 1];
+    int rc = content_uuid(fd, want, have);
+    close(fd);
+    if (rc)
+        return -1;
+    /* version 8 (ours) at character 14; OpenVDB's own random UUIDs are version 4 */
+    if (have[14] != '8')
+        return -1;
+    return strcmp(want, have) == 0 ? 1 : 0;
 }
 
 plume_status pl_vdb_write_stable_core(const char *path, const plm_vdb_grid *const *grids, int count,

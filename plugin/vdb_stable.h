@@ -30,4 +30,9 @@ plume_status pl_vdb_write_stable_core(const char *path, const plm_vdb_grid *cons
                                       const plm_vdb_write_options *wo, char *err, size_t err_size,
                                       int *uuid_left);
 
+/* Whether the file at path still has the content its UUID was made from: 1 yes, 0 no (its
+ * bytes changed after the write: damaged), -1 cannot tell (unreadable, or a UUID this code did
+ * not make, e.g. a file OpenVDB wrote with its random one). Reads the whole file. Any thread. */
+int pl_vdb_stable_verify(const char *path);
+
 #endif

@@ -1,6 +1,7 @@
 /* plume cook SCENE: cook a scene frame by frame, with progress, Ctrl-C and statistics. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "out_dir.h"
 #include "scene.h"
 
 #include <dirent.h>
@@ -122,19 +123,29 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
+/* Frames a cook may name: far past any shot, and far from int64's end, where a frame loop's
+ * f++ would wrap to negative frames and never stop. */
+#define FRAME_LIMIT 1000000000LL
+
+/* One frame number at s: an optional '-' then digits (no blanks or '+', which strtoll allows). */
+static int parse_frame(const char *s, char **end, long long *out)
+{
+    if (!(s[0] >= '0' && s[0] <= '9') && !(s[0] == '-' && s[1] >= '0' && s[1] <= '9'))
+        return -1;
+    errno = 0;
+    *out = strtoll(s, end, 10);
+    return errno == ERANGE || *out > FRAME_LIMIT || *out < -FRAME_LIMIT ? -1 : 0;
+}
+
 static int parse_frames(const char *s, int64_t *a, int64_t *b)
 {
     char *end;
-    long long x = strtoll(s, &end, 10);
-    if (end == s)
+    long long x, y;
+    if (parse_frame(s, &end, &x))
         return -1;
-    long long y = x;
-    if (*end == '-') {
-        const char *t = end + 1;
-        y = strtoll(t, &end, 10);
-        if (end == t)
-            return -1;
-    }
+    y = x;
+    if (*end == '-' && parse_frame(end + 1, &end, &y))
+        return -1;
     if (*end || y < x)
         return -1;
     *a = x;
@@ -220,57 +231,6 @@ static void fmt_duration(double s, char *buf, size_t n)
         snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
     else
         snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-/* One cook per output folder: DIR/.plume_lock held with flock for the whole cook (the kernel
- * drops it when the process ends, however it ends, so no stale lock survives a killed job).
- * Two bakes writing one folder would interleave frames and checkpoints of different runs.
- * Returns the lock's descriptor, or -1 after printing why (the holder's pid and host when known). */
-static int lock_out_dir(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.plume_lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_error("cook", "cannot create the lock %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        char who[256] = "";
-        ssize_t r = pread(fd, who, sizeof who - 1, 0);
-        who[r > 0 ? r : 0] = 0;
-        who[strcspn(who, "\n")] = 0;
-        if (e == EWOULDBLOCK)
-            cli_error("cook", "another cook is writing to %s%s%s%s; wait for it, or give this one "
-                              "another --out", dir, who[0] ? " (" : "", who, who[0] ? ")" : "");
-        else
-            cli_error("cook", "cannot lock %s: %s", path, strerror(e));
-        close(fd);
-        return -1;
-    }
-    char host[128] = "?", who[300];
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = 0;
-    int n = snprintf(who, sizeof who, "pid %d on %s\n", (int)getpid(), host);
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, who, (size_t)n, 0) != n) {
-        /* the lock holds without the note; only the message of a second cook is poorer */
-    }
-    return fd;
-}
-
-static int count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
 }
 
 /* Written to a temporary name beside it and renamed; -1 with errno set on failure. */
@@ -503,8 +463,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     }
     int64_t fa = 0, fb = 0;
     if (frames && parse_frames(frames, &fa, &fb)) {
-        cli_error("cook", "--frames must look like 1-24 or 5 (first frame, then last), not '%s'",
-                  frames);
+        cli_error("cook", "--frames must look like 1-24 or 5 (first frame, then last; frames within "
+                  "+-%lld), not '%s'", FRAME_LIMIT, frames);
         return EXIT_USAGE;
     }
 
@@ -554,31 +514,49 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     plume_context *ctx = NULL;
     int rc = EXIT_WORK, lock_fd = -1;
     json_t *frames_json = json_array();
+    plume_context_info ci = {.struct_size = sizeof ci};
+    plume_status st = PLUME_OK;
+    int64_t first = sc.frame_start, nframes = 0, done_frames = 0;
+    /* why the cook stopped, for stderr and the statistics (a farm's report need not parse stderr) */
+    char failure[9000] = "";
+#define FAIL(...)                                                                                \
+    do {                                                                                         \
+        snprintf(failure, sizeof failure, __VA_ARGS__);                                          \
+        cli_error("cook", "%s", failure);                                                        \
+    } while (0)
     if (api->context_create(&o, &h, &ctx) != PLUME_OK) {
-        cli_error("cook", "%s", api->last_error(NULL));
-        goto done;
+        FAIL("%s", api->last_error(NULL));
+        goto stats;
     }
+    api->context_info(ctx, &ci);
     if (scene_instantiate(&sc, api, ctx, out_dir, err, sizeof err)) {
-        cli_error("cook", "%s", err);
-        goto done;
+        FAIL("%s", err);
+        goto stats;
     }
     const plume_ext_deterministic *det = api->get_extension(PLUME_EXT_DETERMINISTIC);
     if (deterministic && (!det || det->struct_size < sizeof *det)) {
-        cli_error("cook", "deterministic mode asked for, but this plugin (%s) has no \"%s\" extension",
-                  api->version, PLUME_EXT_DETERMINISTIC);
-        goto done;
+        FAIL("deterministic mode asked for, but this plugin (%s) has no \"%s\" extension", api->version,
+             PLUME_EXT_DETERMINISTIC);
+        goto stats;
     }
     if (deterministic && det->set(ctx, 1) != PLUME_OK) {
-        cli_error("cook", "%s", api->last_error(ctx));
-        goto done;
+        FAIL("%s", api->last_error(ctx));
+        goto stats;
     }
     /* only once the scene is known to be good: a refused one leaves no empty folder behind */
     if (mkdir_p(out_dir) != 0) {
-        cli_error("cook", "cannot create output folder %s: %s", out_dir, strerror(errno));
-        goto done;
+        FAIL("cannot create output folder %s: %s", out_dir, strerror(errno));
+        goto stats;
     }
-    if ((lock_fd = lock_out_dir(out_dir)) < 0)
-        goto done;
+    if ((lock_fd = outdir_lock(out_dir)) < 0) {
+        snprintf(failure, sizeof failure, "another cook holds %s/.plume_lock, or it cannot be taken", out_dir);
+        goto stats;
+    }
+    uint64_t stale_bytes = 0;
+    int stale = outdir_clean_temps(out_dir, &stale_bytes);
+    if (stale && !quiet)
+        fprintf(stderr, "plume: removed %d temporary file(s) (%.1f MB) that a killed cook left in %s\n", stale,
+                (double)stale_bytes / 1048576.0, out_dir);
     const plume_ext_checkpoint *ck = api->get_extension(PLUME_EXT_CHECKPOINT);
     if (ck && ck->struct_size < offsetof(plume_ext_checkpoint, save_begin))
         ck = NULL;
@@ -586,51 +564,50 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     int ck_async = ck && ck->struct_size >= sizeof *ck && ck->save_begin && ck->save_finish;
     pending_ckpt pending = {-1, NULL};
     if (resume && !ck) {
-        cli_error("cook", "--resume: this plugin (%s) has no \"%s\" extension", api->version, PLUME_EXT_CHECKPOINT);
-        goto done;
+        FAIL("--resume: this plugin (%s) has no \"%s\" extension", api->version, PLUME_EXT_CHECKPOINT);
+        goto stats;
     }
     char key[512], ckpt_path[4200];
     bake_key(key, sizeof key, &sc, api, &o, deterministic);
     snprintf(ckpt_path, sizeof ckpt_path, "%s/%s", out_dir, CHECKPOINT_NAME);
-    int64_t first = sc.frame_start;
     if (resume && access(ckpt_path, F_OK) != 0) {
-        fprintf(stderr, "plume: --resume: no checkpoint %s; cooking from frame %lld\n", ckpt_path,
-                (long long)first);
+        if (!quiet)
+            fprintf(stderr, "plume: --resume: no checkpoint %s; cooking from frame %lld\n", ckpt_path,
+                    (long long)first);
     } else if (resume) {
         int64_t cf = 0;
         char *ckey = NULL;
         if (ck->info(ctx, ckpt_path, &cf, &ckey) != PLUME_OK) {
-            cli_error("cook", "--resume: %s; delete it or cook without --resume to start over", api->last_error(ctx));
-            goto done;
+            FAIL("--resume: %s; delete it or cook without --resume to start over", api->last_error(ctx));
+            goto stats;
         }
         if (strcmp(ckey, key)) {
             char diff[512];
             key_diff(key, ckey, diff, sizeof diff);
-            cli_error("cook", "--resume: checkpoint %s (frame %lld) is of another bake: %s differ%s; cook "
-                      "without --resume to start over", ckpt_path, (long long)cf, diff[0] ? diff : "the keys",
-                      strchr(diff, ',') ? "" : "s");
+            FAIL("--resume: checkpoint %s (frame %lld) is of another bake: %s differ%s; cook without --resume to "
+                 "start over", ckpt_path, (long long)cf, diff[0] ? diff : "the keys", strchr(diff, ',') ? "" : "s");
             api->free_string(ckey);
-            goto done;
+            goto stats;
         }
         api->free_string(ckey);
         if (cf >= sc.frame_end) {
             if (!quiet)
                 fprintf(stderr, "plume: --resume: frames up to %lld are complete (checkpoint %s); nothing to cook\n",
                         (long long)cf, ckpt_path);
+            first = cf + 1;
             rc = 0;
-            goto done;
+            goto stats;
         }
         if (ck->load(ctx, ckpt_path, key, &cf) != PLUME_OK) {
-            cli_error("cook", "--resume: %s", api->last_error(ctx));
-            goto done;
+            FAIL("--resume: %s", api->last_error(ctx));
+            goto stats;
         }
         first = cf + 1;
-        fprintf(stderr, "plume: resuming from frame %lld (checkpoint of frame %lld in %s)\n", (long long)first,
-                (long long)cf, ckpt_path);
+        if (!quiet)
+            fprintf(stderr, "plume: resuming from frame %lld (checkpoint of frame %lld in %s)\n", (long long)first,
+                    (long long)cf, ckpt_path);
     }
-    plume_context_info ci = {.struct_size = sizeof ci};
-    api->context_info(ctx, &ci);
-    if (ci.device_note && ci.device_note[0])
+    if (ci.device_note && ci.device_note[0] && !quiet)
         fprintf(stderr, "plume: %s\n", ci.device_note);
 
     struct sigaction sa;
@@ -639,19 +616,18 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    int64_t nframes = sc.frame_end - first + 1;
+    nframes = sc.frame_end - first + 1;
     if (!quiet)
         fprintf(stderr, "plume: cooking %s, frames %lld-%lld on %s%s -> %s/\n", sc.path, (long long)first,
                 (long long)sc.frame_end, ci.device_name, deterministic ? ", deterministic" : "", out_dir);
     double t_start = now_s();
     double frame_dt = 1.0 / sc.fps;
-    plume_status st = PLUME_OK;
     /* A resumed bake's fields come from the checkpoint: init already ran in the first cook. */
     if (sc.init.count && first == sc.frame_start) {
         plume_cook_info info = {sizeof info, sc.frame_start, (double)sc.frame_start * frame_dt, 0, 0, 1};
         st = api->cook(ctx, sc.init.nodes, sc.init.count, &info);
     }
-    int64_t done_frames = 0;
+    int folder_gone = 0;
     for (int64_t f = first; st == PLUME_OK && f <= sc.frame_end; f++) {
         double t0 = now_s();
         int serr;
@@ -671,6 +647,20 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         }
         if (st == PLUME_OK)
             st = api->sync(ctx);
+        /* An output folder deleted (or swapped) under the cook: the export made a new one, or
+         * failed writing into the void, and the frames before are gone. Stop rather than report
+         * a complete bake, and say so rather than the write's own complaint. */
+        if (st != PLUME_ERR_CANCELLED && !outdir_lock_intact(lock_fd, out_dir)) {
+            folder_gone = 1;
+            snprintf(failure, sizeof failure,
+                     "%s: frame %lld: the output folder %s was removed or replaced during the cook; the frames "
+                     "written before are gone: cook again", sc.path, (long long)f, out_dir);
+            st = PLUME_ERR_IO;
+            break;
+        }
+        /* the frame's own error, before a checkpoint's wait below can replace the context's */
+        if (st != PLUME_OK && st != PLUME_ERR_CANCELLED)
+            snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)f, api->last_error(ctx));
         if (st != PLUME_OK)
             break;
         done_frames++;
@@ -724,49 +714,53 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
     if (tty)
         fputc('\n', stderr);
-    if (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK)) {
+    if (!folder_gone && (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK))) {
         if (done_frames)
-            cli_error("cook", "cancelled after %lld of %lld frames; complete frames are in %s/%s",
-                      (long long)done_frames, (long long)nframes, out_dir,
-                      ck && checkpoints ? " (the same command with --resume continues the bake)" : "");
+            FAIL("cancelled after %lld of %lld frames; complete frames are in %s/%s", (long long)done_frames,
+                 (long long)nframes, out_dir,
+                 ck && checkpoints ? " (the same command with --resume continues the bake)" : "");
         else
-            cli_error("cook", "cancelled before this run completed a frame; it wrote nothing to %s/%s",
-                      out_dir,
-                      ck && checkpoints && first > sc.frame_start
-                          ? " (its checkpoint is unchanged: --resume continues the bake)"
-                          : "");
+            FAIL("cancelled before this run completed a frame; it wrote nothing to %s/%s", out_dir,
+                 ck && checkpoints && first > sc.frame_start ? " (its checkpoint is unchanged: --resume continues the bake)"
+                                                              : "");
         goto stats;
     }
     if (st != PLUME_OK) {
-        cli_error("cook", "%s: frame %lld: %s", sc.path, (long long)(first + done_frames),
-                  api->last_error(ctx));
+        if (!failure[0])
+            snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)(first + done_frames),
+                     api->last_error(ctx));
+        cli_error("cook", "%s", failure);
         goto stats;
     }
     if (!quiet)
         fprintf(stderr, "plume: cooked %lld frames in %.2f s; output in %s/ (%d files)\n",
-                (long long)nframes, now_s() - t_start, out_dir, count_files(out_dir));
+                (long long)nframes, now_s() - t_start, out_dir, outdir_count_files(out_dir));
     rc = 0;
 stats:
+    /* Every run that got this far leaves its own statistics, also one that failed or found
+     * nothing to cook, so a stale file of an earlier run never reads as this run's. */
     if (stats_path) {
         plume_stats s = {.struct_size = sizeof s};
-        api->get_stats(ctx, &s);
-        /* status: so a farm's report need not parse stderr to tell a partial file from a
-         * complete one */
+        if (ctx)
+            api->get_stats(ctx, &s);
         const char *status = rc == 0 ? "complete"
                              : st == PLUME_ERR_CANCELLED || interrupted ? "cancelled"
                                                                          : "failed";
-        json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:o}", "scene", sc.path, "status",
-                                 status, "device", ci.device_name, "mode",
+        json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:O, s:o}", "scene", sc.path, "status",
+                                 status, "device", ci.device_name ? ci.device_name : "", "mode",
                                  o.mode == PLUME_MODE_EAGER ? "eager" : "optimized", "deterministic",
-                                 deterministic, "frames", frames_json, "totals", stats_json(&s));
+                                 deterministic, "first_frame", (json_int_t)first, "last_frame",
+                                 (json_int_t)sc.frame_end, "frames", frames_json, "totals", stats_json(&s));
         appended_stats_json(root ? json_object_get(root, "totals") : NULL, &s);
+        if (root && failure[0])
+            json_object_set_new(root, "error", json_string(failure));
         if (write_stats(stats_path, root) != 0) {
             cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
             rc = EXIT_WORK;
         }
         json_decref(root);
     }
-done:
+#undef FAIL
     if (lock_fd >= 0)
         close(lock_fd); /* the lock file stays: removing it could race a cook that just opened it */
     json_decref(frames_json);

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,9 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
             get_number(sc, frames, "end", "$.frames", &b, 0, err, n) ||
             get_number(sc, frames, "fps", "$.frames", &sc->fps, 0, err, n))
             return -1;
+        /* the range test first: a cast of a double past int64's range is undefined */
+        if (!(fabs(a) <= 1e9 && fabs(b) <= 1e9))
+            return fail(sc, err, n, "$.frames", "start and end must lie within +-1000000000");
         if (a != (int64_t)a || b != (int64_t)b || b < a)
             return fail(sc, err, n, "$.frames", "start and end must be integers with start <= end");
         if (!(sc->fps > 0))

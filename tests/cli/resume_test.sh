@@ -114,5 +114,50 @@ kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 "$plume" cook "$scenes/slow.json" --out "$tmp/lock" --frames 1-1 --quiet 2>"$tmp/err" \
   || fail "cook after the first was killed: $(cat "$tmp/err")"
 
+# A checkpoint changed after it was written (four bytes in its voxel data, which OpenVDB reads
+# without noticing) is refused by its content hash, not resumed from.
+cp -r "$tmp/ref" "$tmp/dmg"
+size=$(stat -c %s "$tmp/dmg/$ckpt")
+printf '\x00\x00\x80\x3f' | dd of="$tmp/dmg/$ckpt" bs=1 seek=$((size * 3 / 4)) conv=notrunc 2>/dev/null
+"$plume" cook "$scene" --out "$tmp/dmg" --deterministic --frames 1-4 --resume 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "is damaged" "$tmp/err" || fail "damaged checkpoint: exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/dmg/r_0004.vdb" ] || fail "a damaged checkpoint was resumed from"
+
+# Every run leaves its own statistics: a refused resume does not leave the last run's "complete".
+"$plume" cook "$scene" --out "$tmp/st" --frames 1-1 --quiet --stats "$tmp/st.json" 2>"$tmp/err" || fail "stats cook: $(cat "$tmp/err")"
+"$plume" cook "$scene" --out "$tmp/st" --frames 1-2 --mode eager --resume --quiet --stats "$tmp/st.json" 2>"$tmp/err"; rc=$?
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed" and "another bake" in d["error"], d' \
+  "$tmp/st.json" 2>"$tmp/py" || fail "stats after a refused resume (exit $rc): $(cat "$tmp/py")"
+"$plume" cook "$scene" --out "$tmp/st" --frames 1-1 --resume --quiet --stats "$tmp/st.json" 2>"$tmp/err" || fail "nothing to cook: $(cat "$tmp/err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="complete" and d["frames"]==[] and d["first_frame"]==2, d' \
+  "$tmp/st.json" 2>"$tmp/py" || fail "stats of a resume with nothing to cook: $(cat "$tmp/py")"
+
+# Frame numbers past what a frame loop can count are a usage error, not an endless cook.
+for fr in 99999999999999999999 1-99999999999999999999 9223372036854775806-9223372036854775807 " 1-2" +1-2; do
+  timeout 20 "$plume" cook "$scene" --out "$tmp/fr" --frames "$fr" 2>"$tmp/err"; rc=$?
+  [ "$rc" = 2 ] && grep -q "\-\-frames must look like" "$tmp/err" || fail "--frames '$fr': exit $rc: $(head -c 300 "$tmp/err")"
+done
+
+# Temporary files of writes a SIGKILL cut short (their process gone) are removed by the next
+# cook of the folder; a live process's are kept.
+sleep 0 & dead=$!; wait $dead
+touch "$tmp/st/..r_0001.vdb.tmp$dead.3.tmp-$dead-7" "$tmp/st/.$ckpt.tmp$dead.2" "$tmp/st/.r_0002.vdb.tmp$$.1"
+"$plume" cook "$scene" --out "$tmp/st" --frames 1-1 2>"$tmp/err" || fail "cook over stale temporaries: $(cat "$tmp/err")"
+grep -q "removed 2 temporary file(s)" "$tmp/err" || fail "stale temporaries: $(cat "$tmp/err"; ls -a "$tmp/st")"
+[ -z "$(ls -a "$tmp/st" | grep "tmp$dead")" ] || fail "stale temporaries left: $(ls -a "$tmp/st")"
+[ -e "$tmp/st/.r_0002.vdb.tmp$$.1" ] || fail "a live process's temporary file was removed"
+
+# The output folder removed under a running cook: exit 1 naming it, status failed, rather than
+# a new folder and a "complete" bake missing its first frames.
+"$plume" cook "$scenes/slow.json" --out "$tmp/gone" --threads 1 --quiet --stats "$tmp/gone.json" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 200); do [ -e "$tmp/gone/$ckpt" ] && break; sleep 0.1; done
+rm -rf "$tmp/gone"
+wait "$pid"; rc=$?
+[ "$rc" = 1 ] && grep -q "was removed or replaced during the cook" "$tmp/err" \
+  || fail "output folder removed mid-cook: exit $rc: $(tail -c 300 "$tmp/err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed", d["status"]' "$tmp/gone.json" 2>"$tmp/py" \
+  || fail "stats after the folder went: $(cat "$tmp/py")"
+
 if [ "$fails" -ne 0 ]; then echo "$fails resume/determinism check(s) failed"; exit 1; fi
 echo "resume and determinism checks passed"

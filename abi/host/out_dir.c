@@ -1,0 +1,136 @@
+/* The output folder of `plume cook` (out_dir.h). */
+#define _GNU_SOURCE
+#include "out_dir.h"
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int outdir_lock(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.plume_lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cli_error("cook", "cannot create the lock %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char who[256] = "";
+        ssize_t r = pread(fd, who, sizeof who - 1, 0);
+        who[r > 0 ? r : 0] = 0;
+        who[strcspn(who, "\n")] = 0;
+        if (e == EWOULDBLOCK)
+            cli_error("cook", "another cook is writing to %s%s%s%s; wait for it, or give this one "
+                              "another --out", dir, who[0] ? " (" : "", who, who[0] ? ")" : "");
+        else
+            cli_error("cook", "cannot lock %s: %s", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char host[128] = "?", who[300];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    int n = snprintf(who, sizeof who, "pid %d on %s\n", (int)getpid(), host);
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, who, (size_t)n, 0) != n) {
+        /* the lock holds without the note; only the message of a second cook is poorer */
+    }
+    return fd;
+}
+
+int outdir_count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+int outdir_lock_intact(int fd, const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.plume_lock", dir);
+    struct stat held, now;
+    if (fstat(fd, &held) != 0 || held.st_nlink == 0 || stat(path, &now) != 0)
+        return 0;
+    return held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+/* Digits at s up to stop (exclusive), at least one; their value in *v. */
+static int digits(const char *s, const char *stop, long *v)
+{
+    if (s >= stop)
+        return 0;
+    long x = 0;
+    for (const char *p = s; p < stop; p++) {
+        if (*p < '0' || *p > '9' || x > 100000000)
+            return 0;
+        x = x * 10 + (*p - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+/* The pid in a temporary name's suffix, or 0 when name is not one of Plume's. */
+static long temp_pid(const char *name)
+{
+    if (name[0] != '.')
+        return 0;
+    const char *end = name + strlen(name);
+    long pid = 0, seq = 0;
+    /* vdbio's ".NAME.tmp-PID-N" (inside the next form too): take the outermost */
+    const char *t = strstr(name, ".tmp-");
+    for (const char *u = t; u; u = strstr(u + 1, ".tmp-"))
+        t = u;
+    if (t) {
+        const char *d = strchr(t + 5, '-');
+        if (d && digits(t + 5, d, &pid) && digits(d + 1, end, &seq))
+            return pid;
+    }
+    /* ".NAME.tmpPID.N": the plugin's stable writer and the checkpoint writer */
+    const char *dot = strrchr(name, '.');
+    for (const char *u = strstr(name, ".tmp"); u; u = strstr(u + 1, ".tmp"))
+        if (u + 4 < dot && digits(u + 4, dot, &pid) && digits(dot + 1, end, &seq))
+            return pid;
+    return 0;
+}
+
+int outdir_clean_temps(const char *dir, uint64_t *bytes)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid = temp_pid(e->d_name);
+        if (pid <= 0 || pid == (long)getpid() || !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+            continue;
+        char path[4600];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (unlink(path) == 0) {
+            removed++;
+            *bytes += (uint64_t)st.st_size;
+        }
+    }
+    closedir(d);
+    return removed;
+}

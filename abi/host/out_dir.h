@@ -1,0 +1,32 @@
+/* The output folder of `plume cook`: one cook at a time, noticing when the folder goes away,
+ * and clearing what killed cooks left in it.
+ *
+ * A cook holds DIR/.plume_lock with flock for its whole run (the kernel drops the lock when the
+ * process ends, however it ends, so no stale lock survives a killed job). Two bakes writing one
+ * folder would interleave frames and checkpoints of different runs. Everything here runs on the
+ * CLI's main thread; messages go to stderr through cli_error. */
+#ifndef PLUME_HOST_OUT_DIR_H
+#define PLUME_HOST_OUT_DIR_H
+
+#include <stdint.h>
+
+/* Takes the folder's lock. Returns its descriptor (the caller closes it at the end), or -1
+ * after printing why (the holder's pid and host when known). */
+int outdir_lock(const char *dir);
+
+/* 1 while DIR/.plume_lock is still the file fd locks; 0 when the folder or the lock was
+ * removed or replaced (rm -rf of the folder mid-cook: the export would make a new, unlocked
+ * folder and the frames written before would be gone). */
+int outdir_lock_intact(int fd, const char *dir);
+
+/* Removes, from the folder itself, the hidden temporary files of Plume's atomic writes
+ * (".NAME.tmpPID.N", ".NAME.tmp-PID-N" and both nested) whose process is gone: a job killed
+ * with SIGKILL mid-write leaves them, and nothing else ever would. Called with the lock held,
+ * so no other cook is writing there; files of a live process of that pid are kept. Returns how
+ * many were removed and adds their size to *bytes. */
+int outdir_clean_temps(const char *dir, uint64_t *bytes);
+
+/* Visible (not dot-) entries of the folder. */
+int outdir_count_files(const char *dir);
+
+#endif
