@@ -75,7 +75,12 @@ void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user);
 /* Polled, on the context's thread, while a batch's new tasks compile (the first frame's long
  * wait; on a GPU, between the tasks that thread compiles itself): when it answers non-zero,
  * compiles not yet started are dropped and the batch fails with ENG_ECANCELLED without running
- * (its tasks compile when next needed). fn NULL: never. */
+ * (its tasks compile when next needed). On the CPU it is also polled while a batch runs on the
+ * context's thread (the default), at most every 20 ms: between its tasks and between the
+ * chunks of a task's loop that thread takes. A "stop" then ends the batch at once with
+ * ENG_ECANCELLED: the chunks under way finish, the rest of the batch does not run, so the
+ * fields hold a state part-way through it (what the host does next, e.g. reloading a
+ * checkpoint, is its choice). fn NULL: never. */
 typedef int (*eng_cancel_fn)(void *user);
 void eng_set_cancel(eng_context *ctx, eng_cancel_fn fn, void *user);
 

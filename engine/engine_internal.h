@@ -26,6 +26,7 @@ struct eng_context {
     void *progress_user;
     eng_cancel_fn cancel; /* eng_set_cancel */
     void *cancel_user;
+    double cancel_polled; /* when a running batch last asked it (eng_poll_cancel) */
     int threads;
     uint64_t budget;
     /* Bytes in use over the context's CPU trees, which charge it as they grow (atomic; the

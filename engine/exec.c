@@ -11,6 +11,7 @@
 #include "engine/passes/passes.h"
 #include "sparse/tree.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,25 +114,55 @@ static int submit_code(eng_context *ctx, const sfg_exec_task *t, eng_code *c, ji
     return ENG_OK;
 }
 
+/* The host's cancel callback, asked at most every 20 ms (a batch of short tasks would
+ * otherwise call it thousands of times a second). Context's thread only. */
+static int poll_cancel(eng_context *ctx)
+{
+    double t = now_s();
+    if (t - ctx->cancel_polled < 0.02)
+        return 0;
+    ctx->cancel_polled = t;
+    return ctx->cancel(ctx->cancel_user) != 0;
+}
+
 typedef struct run_job {
     const plm_task_ctx *tc;
     void *fn;
     int64_t base;
+    eng_context *ctx;
+    int may_cancel;  /* worker 0 is the context's thread, which may call the host back */
+    _Atomic int stop; /* the host said stop: chunks not yet begun are skipped */
 } run_job;
+
+/* Whether a chunk runs: not once the host has asked to stop, which worker 0 (the context's
+ * thread, the only one allowed to call the host) finds out between its chunks. */
+static int chunk_runs(run_job *j, int worker)
+{
+    if (atomic_load_explicit(&j->stop, memory_order_relaxed))
+        return 0;
+    if (worker == 0 && j->may_cancel && poll_cancel(j->ctx)) {
+        atomic_store_explicit(&j->stop, 1, memory_order_relaxed);
+        return 0;
+    }
+    return 1;
+}
 
 static void run_range(void *ud, int64_t lo, int64_t hi, int worker)
 {
-    (void)worker;
     run_job *j = ud;
-    ((plm_task_range_fn)j->fn)(j->tc, j->base + lo, j->base + hi);
+    if (chunk_runs(j, worker))
+        ((plm_task_range_fn)j->fn)(j->tc, j->base + lo, j->base + hi);
 }
 
 static void run_struct(void *ud, int64_t lo, int64_t hi, int worker)
 {
-    (void)worker;
     run_job *j = ud;
-    ((plm_task_struct_fn)j->fn)(j->tc, (int32_t)lo, (int32_t)hi);
+    if (chunk_runs(j, worker))
+        ((plm_task_struct_fn)j->fn)(j->tc, (int32_t)lo, (int32_t)hi);
 }
+
+/* Whether the host may be asked from here: a callback set, and this the context's thread. */
+static int may_cancel(const eng_context *ctx) { return ctx->cancel && !eng_on_launch_thread(); }
 
 int eng_task_snode(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode,
                    uint32_t *level_out)
@@ -208,7 +239,7 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
             rtf[s] = eng_field_tree_id(f);
         }
         plm_task_ctx tc = {rts, rtf, t->args};
-        run_job j = {&tc, code->fn[0], 0};
+        run_job j = {&tc, code->fn[0], 0, ctx, may_cancel(ctx), 0};
         /* grain 0: the pool's own; a grain of the whole loop: one chunk, on this thread */
         int ordered = ctx->deterministic && low->kind != IR_TASK_SERIAL && needs_order(t, low);
         if (low->kind == IR_TASK_SERIAL) {
@@ -230,6 +261,8 @@ static int run_task(eng_context *ctx, const sfg_exec_task *t, eng_code *code)
         } else {
             return eng_fail(ctx, ENG_EINTERNAL, "task '%s' of kind %d has no code", t->name, low->kind);
         }
+        if (!rc && atomic_load(&j.stop))
+            return eng_fail(ctx, ENG_ECANCELLED, "cancelled while running task '%s'", t->name ? t->name : "?");
     }
     }
     if (rc)
@@ -289,7 +322,7 @@ int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *con
     /* waited on one by one, in the order the compile threads take them, for the progress */
     char err[512], msg[512];
     int failed = 0, cancelled = 0, compiled = 0;
-    int may_cancel = ctx->cancel && !eng_on_launch_thread(); /* host callbacks: its thread */
+    int may_stop = may_cancel(ctx); /* host callbacks: its thread */
     eng_report_compile(ctx, 0, (uint32_t)npending);
     for (int i = 0; i < npending; i++) {
         if (jit_wait(pending[i], msg, sizeof msg) != 0) {
@@ -299,7 +332,7 @@ int eng_compile_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *con
             compiled++;
         }
         eng_report_compile(ctx, (uint32_t)i + 1, (uint32_t)npending);
-        if (may_cancel && !cancelled && i + 1 < npending && ctx->cancel(ctx->cancel_user)) {
+        if (may_stop && !cancelled && i + 1 < npending && ctx->cancel(ctx->cancel_user)) {
             jit_cancel_queued(ctx->jit); /* the waits below return at once, but for those */
             cancelled = 1;               /* already compiling */
         }
@@ -322,9 +355,14 @@ int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const 
     uint32_t n = batch->n_tasks;
     int rc = eng_compile_resolved(ctx, batch, codes, fresh);
     double t0 = now_s();
+    int may_stop = may_cancel(ctx);
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
         if (codes[i] && !codes[i]->fn[0]) {
             rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' has no compiled code", tasks[i].name);
+            break;
+        }
+        if (may_stop && i > 0 && poll_cancel(ctx)) {
+            rc = eng_fail(ctx, ENG_ECANCELLED, "cancelled after %u of the %u tasks of a batch", i, n);
             break;
         }
         double t1 = ctx->profile.enabled ? now_s() : 0;
