@@ -154,15 +154,16 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
         return pl_fail(NULL, PLUME_ERR_OUT_OF_RANGE, "context_create: %u threads is more than 1024",
                        opts.threads);
 
-    pl_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return pl_fail(NULL, PLUME_ERR_INTERNAL, "context_create: out of host memory");
-    ctx->opts = opts;
     /* A host struct of size 0 would silently drop every callback: refuse it instead. */
     if (h && h->struct_size < offsetof(plume_host, user) + sizeof h->user)
         return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT,
                        "context_create: host.struct_size %u is too small (set it to sizeof(plume_host))",
                        h->struct_size);
+
+    pl_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return pl_fail(NULL, PLUME_ERR_INTERNAL, "context_create: out of host memory");
+    ctx->opts = opts;
     if (h) {
         size_t n = h->struct_size < sizeof ctx->host ? h->struct_size : sizeof ctx->host;
         memcpy(&ctx->host, h, n);

@@ -25,8 +25,13 @@ static void plugin_deinit(void)
     pthread_mutex_lock(&init_lock);
     if (init_count > 0 && --init_count == 0) {
         uintptr_t h;
-        while ((h = handle_any(HK_CONTEXT)) != 0)
+        while ((h = handle_any(HK_CONTEXT)) != 0) {
+            /* at unload the host's callbacks (and their user data) may be gone already */
+            pl_context *ctx = pl_context_get((plume_context *)h);
+            if (ctx)
+                memset(&ctx->host, 0, sizeof ctx->host);
             pl_context_destroy((plume_context *)h);
+        }
         handle_table_release();
     }
     pthread_mutex_unlock(&init_lock);

@@ -241,11 +241,22 @@ plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_gri
     if (frame >= 0)
         meta[nmeta++] = (plm_vdb_meta){"plume_frame", "int64", frame_text};
     plm_vdb_error e;
-    for (int i = 0; i < nfrom; i++) { /* the source file's entries; the writer is now Plume */
+    /* The source file's entries, but for the writer's (now Plume), Plume's own (a converted
+     * checkpoint is no checkpoint: its content hash is gone) and types vdbio cannot write back. */
+    static const char *const writable[] = {"string", "bool",  "int32", "int64", "float",
+                                           "double", "vec3i", "vec3s", "vec3d"};
+    for (int i = 0; i < nfrom; i++) {
         plm_vdb_meta m;
-        if (plm_vdb_file_meta(meta_from, i, &m, &e) == PLM_VDB_OK && strcmp(m.key, "creator") != 0 &&
-            (frame < 0 || strcmp(m.key, "plume_frame") != 0))
+        if (plm_vdb_file_meta(meta_from, i, &m, &e) != PLM_VDB_OK || !strcmp(m.key, "creator") ||
+            !strncmp(m.key, "plume_", 6))
+            continue;
+        int ok = 0;
+        for (size_t k = 0; k < sizeof writable / sizeof *writable; k++)
+            ok |= !strcmp(m.type, writable[k]);
+        if (ok)
             meta[nmeta++] = m;
+        else
+            pl_log(ctx, PLUME_LOG_WARNING, "%s: file metadata '%s' of type %s is not kept", path, m.key, m.type);
     }
     plm_vdb_write_options wo = {.compression = comp,
                                  .half_float = half_float,

@@ -31,17 +31,19 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
                                eng_field *f, vdb_merge merge, unsigned flags, const char *what);
 
 /* Makes a new grid from field f's active voxels: name, class, vector_type (vec3 fields:
- * OpenVDB's VecType, 3 = contravariant relative for velocities); for fields with per-block
- * activity (dense leaves), voxels equal to the background are written inactive, and for a
- * level set (class LEVEL_SET, positive background) those not nearer the surface than the
- * background, the inside then stored as OpenVDB stores it (plm_vdb_grid_sign_fill). xform
- * (NULL: from the field's voxel size and origin) is the index-to-world matrix. The caller frees
- * *out with plm_vdb_grid_free. */
+ * OpenVDB's VecType, 3 = contravariant relative for velocities). A field with per-voxel
+ * activity (bitmasked leaves: vdb convert's) is written with its own masks. For a field with
+ * per-block activity (dense leaves: a simulation's), voxels equal to the background are
+ * written inactive, or for a level set (class LEVEL_SET) those not nearer the surface than the
+ * background. A level set with a positive background then gets its inside stored as OpenVDB
+ * stores it (plm_vdb_grid_sign_fill). xform (NULL: from the field's voxel size and origin) is
+ * the index-to-world matrix. The caller frees *out with plm_vdb_grid_free. */
 plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
                                int vector_type, const double (*xform)[4], plm_vdb_grid **out);
 
 /* Writes grids atomically with Plume's file metadata (creator, frame when >= 0) and, when
- * meta_from is not NULL, that file's other file-level entries (vdb convert keeps them). */
+ * meta_from is not NULL, that file's other file-level entries (vdb convert keeps them) but for
+ * plume_* keys and types vdbio cannot write (each of those logged as a warning). */
 plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_grid *const *grids,
                             int count, int half_float, plm_vdb_compression comp, int64_t frame,
                             const plm_vdb_file *meta_from);

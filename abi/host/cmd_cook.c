@@ -548,10 +548,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         FAIL("cannot create output folder %s: %s", out_dir, strerror(errno));
         goto stats;
     }
-    if ((lock_fd = outdir_lock(out_dir)) < 0) {
-        snprintf(failure, sizeof failure, "another cook holds %s/.plume_lock, or it cannot be taken", out_dir);
-        goto stats;
-    }
+    if ((lock_fd = outdir_lock(out_dir)) < 0)
+        goto done; /* no statistics: the path may be the running cook's */
     uint64_t stale_bytes = 0;
     int stale = outdir_clean_temps(out_dir, &stale_bytes);
     if (stale && !quiet)
@@ -632,8 +630,9 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         double t0 = now_s();
         int serr;
         uint32_t nsub = sc.substep.count ? substeps_for(api, ctx, &sc, &serr) : 1;
-        if (sc.substep.count && serr) {
-            st = PLUME_ERR_INTERNAL;
+        if (sc.substep.count && serr) { /* the velocity's statistic ran the queued work: its error */
+            st = interrupted ? PLUME_ERR_CANCELLED : PLUME_ERR_INTERNAL;
+            snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)f, api->last_error(ctx));
             break;
         }
         for (uint32_t s = 0; st == PLUME_OK && s < nsub && sc.substep.count; s++) {
@@ -712,6 +711,10 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     /* The last complete frame's checkpoint is in place before the cook reports or stops. */
     if (ck && checkpoints && ck_async)
         finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
+    /* ...but not in a folder that was removed under the cook: the writer made it again, and a
+     * --resume would continue a bake whose earlier frames are gone. */
+    if (folder_gone)
+        unlink(ckpt_path);
     if (tty)
         fputc('\n', stderr);
     if (!folder_gone && (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK))) {
@@ -761,6 +764,7 @@ stats:
         json_decref(root);
     }
 #undef FAIL
+done:
     if (lock_fd >= 0)
         close(lock_fd); /* the lock file stays: removing it could race a cook that just opened it */
     json_decref(frames_json);

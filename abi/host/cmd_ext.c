@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +48,19 @@ static void print_info_text(const char *json_text)
             printf(", voxel %g", vx);
         else
             printf(", voxel %g x %g x %g", vx, vy, vz);
-        /* a matrix with terms off its diagonal turns or swaps axes: say so, it matters to import */
+        /* terms off the diagonal turn or swap axes, a negative one mirrors: the import node
+         * refuses both (with the same tolerance), so say so here */
         json_t *m = json_object_get(g, "index_to_world");
         int turned = 0;
+        double tol = 1e-6 * vx;
         for (size_t r = 0; r < 3; r++)
-            for (size_t c = 0; c < 3; c++)
-                if (r != c && json_number_value(json_array_get(json_array_get(m, r), c)) != 0)
+            for (size_t c = 0; c < 3; c++) {
+                double v = json_number_value(json_array_get(json_array_get(m, r), c));
+                if (r == c ? !(v > 0) : fabs(v) > tol)
                     turned = 1;
+            }
         if (turned)
-            printf(", rotated");
+            printf(", rotated or mirrored");
         json_t *bb = json_object_get(g, "bbox");
         if (bb)
             printf(", bbox [%lld %lld %lld]..[%lld %lld %lld]",

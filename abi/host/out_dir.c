@@ -86,10 +86,11 @@ static int digits(const char *s, const char *stop, long *v)
     return 1;
 }
 
-/* The pid in a temporary name's suffix, or 0 when name is not one of Plume's. */
+/* The pid in a temporary name's suffix, or 0 when name is not one of Plume's (a hidden
+ * .vdb's: frames and the checkpoint). */
 static long temp_pid(const char *name)
 {
-    if (name[0] != '.')
+    if (name[0] != '.' || !strstr(name, ".vdb.tmp"))
         return 0;
     const char *end = name + strlen(name);
     long pid = 0, seq = 0;
@@ -118,8 +119,10 @@ int outdir_clean_temps(const char *dir, uint64_t *bytes)
     int removed = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
+        /* Our own pid too: nothing is written before this runs, so such a file is a killed
+         * predecessor's that had the same pid (every job is pid 1 in some containers). */
         long pid = temp_pid(e->d_name);
-        if (pid <= 0 || pid == (long)getpid() || !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+        if (pid <= 0 || (pid != (long)getpid() && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)))
             continue;
         char path[4600];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);

@@ -19,11 +19,14 @@ int outdir_lock(const char *dir);
  * folder and the frames written before would be gone). */
 int outdir_lock_intact(int fd, const char *dir);
 
-/* Removes, from the folder itself, the hidden temporary files of Plume's atomic writes
- * (".NAME.tmpPID.N", ".NAME.tmp-PID-N" and both nested) whose process is gone: a job killed
- * with SIGKILL mid-write leaves them, and nothing else ever would. Called with the lock held,
- * so no other cook is writing there; files of a live process of that pid are kept. Returns how
- * many were removed and adds their size to *bytes. */
+/* Removes, from the folder itself, the hidden temporary files of Plume's atomic writes of .vdb
+ * files (".NAME.vdb.tmpPID.N", ".NAME.vdb.tmp-PID-N" and both nested) whose process is gone: a
+ * job killed with SIGKILL mid-write leaves them, and nothing else ever would. Call it with the
+ * lock held and before this cook writes anything: no other cook writes there, and a file with
+ * this process's pid is then a predecessor's. Files of another live process of that pid on
+ * this machine are kept (a `plume vdb convert` into the folder); a process on another machine
+ * writing into a shared folder outside any cook is not seen. Returns how many were removed and
+ * adds their size to *bytes. */
 int outdir_clean_temps(const char *dir, uint64_t *bytes);
 
 /* Visible (not dot-) entries of the folder. */

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK_MSG(api, ctx, needle)                                                             \
     do {                                                                                        \
@@ -265,6 +266,9 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->sync(left), PLUME_OK);
     CHECK(thread_count() > threads_before);
     api->deinit();
+    /* a joined thread leaves /proc a moment after its join returns */
+    for (int i = 0; i < 200 && thread_count() != threads_before; i++)
+        usleep(10000);
     CHECK(thread_count() == threads_before);
     CHECK_STATUS(api->init(), PLUME_OK);
     plume_context *fresh = NULL;

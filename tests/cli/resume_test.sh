@@ -141,23 +141,31 @@ done
 # Temporary files of writes a SIGKILL cut short (their process gone) are removed by the next
 # cook of the folder; a live process's are kept.
 sleep 0 & dead=$!; wait $dead
-touch "$tmp/st/..r_0001.vdb.tmp$dead.3.tmp-$dead-7" "$tmp/st/.$ckpt.tmp$dead.2" "$tmp/st/.r_0002.vdb.tmp$$.1"
+touch "$tmp/st/..r_0001.vdb.tmp$dead.3.tmp-$dead-7" "$tmp/st/.$ckpt.tmp$dead.2" "$tmp/st/.r_0002.vdb.tmp$$.1" \
+  "$tmp/st/.notes.tmp-$dead-06"
 "$plume" cook "$scene" --out "$tmp/st" --frames 1-1 2>"$tmp/err" || fail "cook over stale temporaries: $(cat "$tmp/err")"
 grep -q "removed 2 temporary file(s)" "$tmp/err" || fail "stale temporaries: $(cat "$tmp/err"; ls -a "$tmp/st")"
 [ -z "$(ls -a "$tmp/st" | grep "tmp$dead")" ] || fail "stale temporaries left: $(ls -a "$tmp/st")"
 [ -e "$tmp/st/.r_0002.vdb.tmp$$.1" ] || fail "a live process's temporary file was removed"
+[ -e "$tmp/st/.notes.tmp-$dead-06" ] || fail "a hidden file that is not a .vdb's temporary was removed"
 
 # The output folder removed under a running cook: exit 1 naming it, status failed, rather than
 # a new folder and a "complete" bake missing its first frames.
-"$plume" cook "$scenes/slow.json" --out "$tmp/gone" --threads 1 --quiet --stats "$tmp/gone.json" 2>"$tmp/err" &
+timeout 300 "$plume" cook "$scenes/slow.json" --out "$tmp/gone" --threads 1 --quiet --stats "$tmp/gone.json" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 200); do [ -e "$tmp/gone/$ckpt" ] && break; sleep 0.1; done
-rm -rf "$tmp/gone"
-wait "$pid"; rc=$?
-[ "$rc" = 1 ] && grep -q "was removed or replaced during the cook" "$tmp/err" \
-  || fail "output folder removed mid-cook: exit $rc: $(tail -c 300 "$tmp/err")"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed", d["status"]' "$tmp/gone.json" 2>"$tmp/py" \
-  || fail "stats after the folder went: $(cat "$tmp/py")"
+for _ in $(seq 600); do [ -e "$tmp/gone/$ckpt" ] && break; sleep 0.1; done
+if [ ! -e "$tmp/gone/$ckpt" ]; then
+  kill "$pid" 2>/dev/null; wait "$pid"
+  fail "folder removal: no checkpoint within 60 s of starting the slow cook: $(head -c 300 "$tmp/err")"
+else
+  rm -rf "$tmp/gone"
+  wait "$pid"; rc=$?
+  [ "$rc" = 1 ] && grep -q "was removed or replaced during the cook" "$tmp/err" \
+    || fail "output folder removed mid-cook: exit $rc: $(tail -c 300 "$tmp/err")"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed", d["status"]' "$tmp/gone.json" 2>"$tmp/py" \
+    || fail "stats after the folder went: $(cat "$tmp/py")"
+  [ ! -e "$tmp/gone/$ckpt" ] || fail "a checkpoint was left in the recreated folder: a --resume would skip the lost frames"
+fi
 
 if [ "$fails" -ne 0 ]; then echo "$fails resume/determinism check(s) failed"; exit 1; fi
 echo "resume and determinism checks passed"
