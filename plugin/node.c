@@ -4,6 +4,7 @@
 #include "plugin/plugin.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,46 @@ static int param_index(const pl_node *n, const char *id)
     return -1;
 }
 
+static int name_taken(const pl_context *ctx, const char *name)
+{
+    for (uint32_t i = 0; i < ctx->nnodes; i++)
+        if (!strcmp(ctx->nodes[i]->name, name))
+            return 1;
+    return 0;
+}
+
+/* A node's name keys its own fields ("<name>:pressure"), so two live nodes of one context never
+ * share one: a taken name (two unnamed nodes of a type, say) gets "#2", "#3", ... (NULL when out
+ * of memory). */
+static char *unique_name(pl_context *ctx, const char *want)
+{
+    if (!name_taken(ctx, want))
+        return strdup(want);
+    size_t n = strlen(want) + 16;
+    char *s = malloc(n);
+    for (unsigned k = 2; s; k++) {
+        snprintf(s, n, "%s#%u", want, k);
+        if (!name_taken(ctx, s)) {
+            pl_log(ctx, PLUME_LOG_INFO, "node name '%s' is taken in this context; this node is '%s'", want, s);
+            break;
+        }
+    }
+    return s;
+}
+
+/* A new node starts with its own state: fields "<name>:*" that a destroyed node of the same
+ * name left (a warm-started pressure, a loaded emitter shape) are cleared, not inherited. */
+static void forget_predecessor(pl_context *ctx, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 0; i < eng_field_count(ctx->eng); i++) {
+        eng_field *f = eng_field_at(ctx->eng, i);
+        const char *fn = f ? eng_field_info(f)->name : NULL;
+        if (fn && !strncmp(fn, name, len) && fn[len] == ':')
+            eng_field_clear(ctx->eng, f);
+    }
+}
+
 plume_status pl_node_create(plume_context *handle, const char *type_id, const char *name,
                             plume_node **out)
 {
@@ -47,7 +88,7 @@ plume_status pl_node_create(plume_context *handle, const char *type_id, const ch
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
     n->ctx = ctx;
     n->type = t;
-    n->name = strdup(name && name[0] ? name : t->desc.id);
+    n->name = unique_name(ctx, name && name[0] ? name : t->desc.id);
     n->values = calloc(t->desc.param_count ? t->desc.param_count : 1, sizeof *n->values);
     n->nports = t->desc.port_count;
     n->ports = t->desc.ports;
@@ -77,6 +118,7 @@ plume_status pl_node_create(plume_context *handle, const char *type_id, const ch
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
     }
     ctx->nodes[ctx->nnodes++] = n;
+    forget_predecessor(ctx, n->name);
     *out = (plume_node *)n->handle;
     return PLUME_OK;
 }

@@ -25,7 +25,10 @@ static long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -
 /* Engine failures of a possibly private engine, reported on ctx. */
 static plume_status eng_fail_on(pl_context *ctx, eng_context *eng, int rc)
 {
-    return pl_fail(ctx, rc == ENG_ENOMEM ? PLUME_ERR_MEMORY_BUDGET : PLUME_ERR_INVALID_ARGUMENT, "%s",
+    return pl_fail(ctx, rc == ENG_ENOMEM         ? PLUME_ERR_MEMORY_BUDGET
+                        : rc == ENG_ECANCELLED ? PLUME_ERR_CANCELLED
+                                               : PLUME_ERR_INVALID_ARGUMENT,
+                   "%s",
                    eng_error(eng));
 }
 

@@ -2,7 +2,8 @@
  * runs one of them per cook. Its ports are the kernel's field parameters (bound by default to
  * fields of the same name) and its extra parameters are the kernel's scalar parameters, set by
  * name with the typed setters. Scalars named dt, time and frame that the host never set take
- * the cook's values, so a kernel can integrate in time without wiring. */
+ * the cook's values, so a kernel can integrate in time without wiring. A port's binding and a
+ * scalar's value stay with their name when the code, the kernel or the source name changes. */
 #include "engine/kernel.h"
 #include "plugin/nodes/node_util.h"
 #include "plugin/plugin.h"
@@ -24,6 +25,17 @@ typedef struct scalar_value {
     int set; /* the host set it: dt/time/frame defaults no longer apply */
 } scalar_value;
 
+/* What the host set on a port or a scalar, by name, kept across recompiles: an artist who
+ * edits the code (or picks another kernel, or renames the source) keeps the wiring and values
+ * of the parameters that are still there, also through an edit that did not compile. */
+typedef struct kept {
+    char *name;
+    int is_port;
+    char *field;       /* a port's binding; NULL: its default field */
+    int type;          /* a scalar's eng_param type: restored only into the same type */
+    scalar_value value;
+} kept;
+
 typedef struct kernel_state {
     eng_kernel *kernel;     /* NULL until the code compiles */
     char *error;            /* the compile error, reported again at cook */
@@ -31,6 +43,8 @@ typedef struct kernel_state {
     char **labels;
     scalar_value *values;   /* one per kernel parameter */
     uint32_t nparams;
+    kept *kept; /* outlives compiles */
+    uint32_t nkept;
 } kernel_state;
 
 static void state_clear(kernel_state *s)
@@ -42,15 +56,96 @@ static void state_clear(kernel_state *s)
             free(s->labels[i]);
     free(s->labels);
     free(s->values);
+    kept *k = s->kept;
+    uint32_t nk = s->nkept;
     memset(s, 0, sizeof *s);
+    s->kept = k;
+    s->nkept = nk;
 }
 
 static void state_free(void *p)
 {
     if (!p)
         return;
-    state_clear(p);
+    kernel_state *s = p;
+    state_clear(s);
+    for (uint32_t i = 0; i < s->nkept; i++) {
+        free(s->kept[i].name);
+        free(s->kept[i].field);
+    }
+    free(s->kept);
     free(p);
+}
+
+static kept *kept_find(kernel_state *s, const char *name, int is_port)
+{
+    for (uint32_t i = 0; i < s->nkept; i++)
+        if (s->kept[i].is_port == is_port && !strcmp(s->kept[i].name, name))
+            return &s->kept[i];
+    return NULL;
+}
+
+static kept *kept_get(kernel_state *s, const char *name, int is_port)
+{
+    kept *k = kept_find(s, name, is_port);
+    if (k)
+        return k;
+    kept *grown = realloc(s->kept, (s->nkept + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    s->kept = grown;
+    k = &s->kept[s->nkept];
+    memset(k, 0, sizeof *k);
+    if (!(k->name = strdup(name)))
+        return NULL;
+    k->is_port = is_port;
+    s->nkept++;
+    return k;
+}
+
+/* Notes the current kernel's bindings and the scalars the host set (a port unbound now is
+ * noted as unbound: an old binding must not come back). */
+static int remember(pl_node *n, kernel_state *s)
+{
+    for (uint32_t i = 0; i < n->nports; i++) {
+        kept *k = kept_get(s, n->ports[i].id, 1);
+        if (!k)
+            return -1;
+        free(k->field);
+        k->field = n->bindings[i] ? strdup(n->bindings[i]) : NULL;
+        if (n->bindings[i] && !k->field)
+            return -1;
+    }
+    for (uint32_t i = 0; s->kernel && i < s->nparams; i++) {
+        const eng_param *q = eng_kernel_param(s->kernel, i);
+        if (q->type == ENG_P_FIELD_F32 || q->type == ENG_P_FIELD_VEC3)
+            continue;
+        kept *k = s->values[i].set ? kept_get(s, q->name, 0) : kept_find(s, q->name, 0);
+        if (s->values[i].set && !k)
+            return -1;
+        if (k) {
+            k->type = (int)q->type;
+            k->value = s->values[i]; /* .set 0: the cook's dt/time/frame again */
+        }
+    }
+    return 0;
+}
+
+/* Gives the new kernel's ports and scalars what was noted under their names. */
+static int restore(pl_node *n, kernel_state *s)
+{
+    for (uint32_t i = 0; i < n->nports; i++) {
+        kept *k = kept_find(s, n->ports[i].id, 1);
+        if (k && k->field && !(n->bindings[i] = strdup(k->field)))
+            return -1;
+    }
+    for (uint32_t i = 0; i < s->nparams; i++) {
+        const eng_param *q = eng_kernel_param(s->kernel, i);
+        kept *k = kept_find(s, q->name, 0);
+        if (k && k->type == (int)q->type)
+            s->values[i] = k->value;
+    }
+    return 0;
 }
 
 static kernel_state *state_of(pl_node *n)
@@ -67,7 +162,10 @@ static plume_status compile(pl_node *n)
     kernel_state *s = state_of(n);
     if (!s)
         return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
-    /* Ports of the old kernel go first: the node keeps no binding to a parameter that left. */
+    /* Ports of the old kernel go first; what the host set on them is noted by name, for the
+     * parameters of the new code that carry the same names. */
+    if (remember(n, s) != 0)
+        return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
     plume_status st = pl_node_set_ports(n, NULL, 0);
     state_clear(s);
     if (st != PLUME_OK)
@@ -121,7 +219,10 @@ static plume_status compile(pl_node *n)
         p->optional = 0;
     }
     s->kernel = k;
-    return pl_node_set_ports(n, s->ports, nports);
+    st = pl_node_set_ports(n, s->ports, nports);
+    if (st == PLUME_OK && restore(n, s) != 0)
+        st = pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    return st;
 }
 
 static plume_status param_changed(pl_node *n, uint32_t index)

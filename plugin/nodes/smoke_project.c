@@ -157,8 +157,12 @@ static plume_status solve_rbgs(pl_node *n, pl_cook_env *env, const job *j)
 
 static plume_status mg_fail(pl_cook_env *env, pl_node *n, int rc, const mgpcg *mg)
 {
-    return pl_fail(env->ctx, rc == ENG_ENOMEM ? PLUME_ERR_MEMORY_BUDGET : PLUME_ERR_INTERNAL,
-                   "node '%s': %s", n->name, mg->error);
+    /* a cancel (during a compile or the solve's batches) or a budget is the host's news, not a
+     * fault of the solver */
+    plume_status st = rc == ENG_ENOMEM       ? PLUME_ERR_MEMORY_BUDGET
+                      : rc == ENG_ECANCELLED ? PLUME_ERR_CANCELLED
+                                             : PLUME_ERR_INTERNAL;
+    return pl_fail(env->ctx, st, "node '%s': %s", n->name, mg->error);
 }
 
 static plume_status solve_mgpcg(pl_node *n, pl_cook_env *env, const job *j)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const modes[] = {"max", "set", "add"};
 static const char *const shapes[] = {"sphere", "vdb"};
@@ -23,7 +24,8 @@ static const plume_param_desc params[] = {
                "sphere", shapes),
     PARAM_FILE("file", "VDB File",
                "Shape vdb: the .vdb to read; a run of # is replaced by the frame number (an "
-               "animated emitter). Relative paths are relative to the scene file.",
+               "animated emitter). Relative paths are relative to the scene file. Read again "
+               "when the file there changes.",
                "", 0),
     PARAM_STRING("grid", "VDB Grid", "Shape vdb: the name of the float grid to read.", "density"),
     PARAM_VEC3("center", "Center", "Shape sphere: centre of the sphere in world units.", 0, 0.15, 0, -1e6, 1e6, -10, 10),
@@ -111,9 +113,10 @@ static plume_status cook_sphere(pl_node *n, pl_cook_env *env)
     return smoke_launch(n, env, "source_sphere", a, 15);
 }
 
-/* Reads the grid into the node's scratch field "<node>:shape" when the (frame-expanded) path
- * differs from what it holds: once per bake for a still file, once per frame for a sequence,
- * not once per substep. *level_set tells how to read its values. */
+/* Reads the grid into the node's scratch field "<node>:shape" when the (frame-expanded) path,
+ * or the file there (its size, time and inode: an artist exported it again), differs from what
+ * it holds: once per bake for a still file, once per frame for a sequence, not once per
+ * substep. *level_set tells how to read its values. */
 static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, int *level_set)
 {
     const char *pattern = pl_param_str(n, "file"), *grid_name = pl_param_str(n, "grid");
@@ -129,7 +132,11 @@ static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, 
     if (st != PLUME_OK)
         return st;
     smoke_state *s = smoke_state_of(n);
-    snprintf(key, sizeof key, "%s\n%s", path, grid_name);
+    struct stat fs;
+    if (stat(path, &fs) != 0)
+        memset(&fs, 0, sizeof fs); /* the open below says why */
+    snprintf(key, sizeof key, "%s\n%s\n%lld.%09ld %lld %llu", path, grid_name, (long long)fs.st_mtim.tv_sec,
+             (long)fs.st_mtim.tv_nsec, (long long)fs.st_size, (unsigned long long)fs.st_ino);
     if (s->loaded && !strcmp(s->loaded + 1, key)) {
         *level_set = s->loaded[0] == 'L';
         return PLUME_OK;

@@ -14,7 +14,8 @@ static const char *const float_classes[] = {"fog_volume", "level_set", "unknown"
 
 static const plume_param_desc params[] = {
     PARAM_FILE("file", "File", "Output path; each run of # becomes the frame number, zero-padded "
-               "(smoke_####.vdb -> smoke_0007.vdb). Relative paths go under the output folder.",
+               "(smoke_####.vdb -> smoke_0007.vdb); a path without # gets _#### before its extension "
+               "(emit.vdb -> emit_0007.vdb). Relative paths go under the output folder.",
                "smoke_####.vdb", PLUME_PARAM_FLAG_FILE_OUTPUT),
     PARAM_ENUM("compression", "Compression", "blosc (fast), zip or none. OpenVDB writes fog volumes and "
                "level sets without zip whatever is asked, so zip shrinks only vel (and unknown-class grids); "

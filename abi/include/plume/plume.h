@@ -333,8 +333,10 @@ typedef struct plume_plugin {
     plume_status (*field_stat)(plume_context *ctx, const char *field, plume_field_stat stat,
                                double *out);
 
-    /* Nodes. `type_id` from discovery; `name` names the node in messages (copied; may be NULL).
-     * Threading: the context's thread. */
+    /* Nodes. `type_id` from discovery; `name` names the node in messages and keys its own
+     * fields ("<name>:pressure"; copied; NULL: the type id). A name a live node of the context
+     * has gets "#2", "#3", ...; a node made under a destroyed one's name starts with that
+     * node's fields cleared (docs/nodes.md, "Scratch fields"). Threading: the context's thread. */
     plume_status (*node_create)(plume_context *ctx, const char *type_id, const char *name,
                                 plume_node **out);
     void (*node_destroy)(plume_node *node); /* a NULL or stale handle is ignored */
