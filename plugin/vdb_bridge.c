@@ -221,6 +221,8 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
     free(vals);
     if (st == PLUME_OK && level_set && d->background[0] > 0 && plm_vdb_grid_sign_fill(g, &e) != PLM_VDB_OK)
         st = vdb_fail(ctx, &e);
+    if (st == PLUME_OK && plm_vdb_grid_prune(g, &e) != PLM_VDB_OK)
+        st = vdb_fail(ctx, &e);
     if (st != PLUME_OK) {
         plm_vdb_grid_free(g);
         return st;

@@ -36,8 +36,9 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
  * per-block activity (dense leaves: a simulation's), voxels equal to the background are
  * written inactive, or for a level set (class LEVEL_SET) those not nearer the surface than the
  * background. A level set with a positive background then gets its inside stored as OpenVDB
- * stores it (plm_vdb_grid_sign_fill). xform (NULL: from the field's voxel size and origin) is
- * the index-to-world matrix. The caller frees *out with plm_vdb_grid_free. */
+ * stores it (plm_vdb_grid_sign_fill). Constant regions become tiles (plm_vdb_grid_prune).
+ * xform (NULL: from the field's voxel size and origin) is the index-to-world matrix. The
+ * caller frees *out with plm_vdb_grid_free. */
 plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
                                int vector_type, const double (*xform)[4], plm_vdb_grid **out);
 

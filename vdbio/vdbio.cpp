@@ -12,6 +12,7 @@
 #include <openvdb/io/Archive.h>
 #include <openvdb/io/GridDescriptor.h>
 #include <openvdb/io/io.h>
+#include <openvdb/tools/Prune.h>
 #include <openvdb/tools/SignedFloodFill.h>
 #pragma GCC visibility pop
 
@@ -1118,6 +1119,23 @@ plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err)
         grid->dirty = true;
         // single-threaded: the bytes written must not depend on scheduling
         openvdb::tools::signedFloodFill(fg->tree(), /*threaded=*/false);
+    });
+}
+
+plm_vdb_status plm_vdb_grid_prune(plm_vdb_grid *grid, plm_vdb_error *err)
+{
+    if (!grid)
+        return report(err, PLM_VDB_ERR_ARGUMENT, "plm_vdb_grid_prune: NULL grid");
+    if (!grid->created)
+        return report(err, PLM_VDB_ERR_ARGUMENT,
+                      "plm_vdb_grid_prune: " + grid_label(*grid) + " belongs to an open file");
+    return guarded(err, PLM_VDB_ERR_INTERNAL, grid_label(*grid), [&] {
+        grid->dirty = true;
+        // exact (tolerance 0), and on one thread like the sign fill
+        if (FloatGrid::Ptr fg = openvdb::GridBase::grid<FloatGrid>(grid->grid))
+            openvdb::tools::prune(fg->tree(), 0.0f, false);
+        else if (Vec3SGrid::Ptr vg = openvdb::GridBase::grid<Vec3SGrid>(grid->grid))
+            openvdb::tools::prune(vg->tree(), openvdb::Vec3s(0.0f), false);
     });
 }
 

@@ -222,6 +222,12 @@ plm_vdb_status plm_vdb_grid_add_leaf(plm_vdb_grid *grid, const int32_t origin[3]
  * with a positive background only; call it after the last leaf. */
 plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err);
 
+/* Replaces every node whose values are all equal (exactly) and equally active by one tile:
+ * a region written leaf by leaf as a constant (an imported active tile, a saturated core) is
+ * stored as OpenVDB stores it, one value instead of 512 per leaf. Values and active voxels
+ * read the same afterwards. Created grids only; call it after the last leaf. */
+plm_vdb_status plm_vdb_grid_prune(plm_vdb_grid *grid, plm_vdb_error *err);
+
 /* Sets (or replaces) one grid metadata entry from its text form (types and forms as in
  * plm_vdb_meta: "string", "bool", "int32", "int64", "float", "double", "vec3i", "vec3s",
  * "vec3d"). Keys that OpenVDB manages are refused with ARGUMENT: "name", "class",

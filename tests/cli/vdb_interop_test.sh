@@ -38,6 +38,11 @@ ls.name = "surface"
 vdb.write(d + "/ls.vdb", [ls], metadata={"creator": "pyopenvdb", "my_int": 7})
 e = vdb.FloatGrid(0.0); e.name = "density"; e.transform = vdb.createLinearTransform(voxelSize=0.1)
 vdb.write(d + "/empty.vdb", [e])
+t = vdb.FloatGrid(0.0); t.name = "density"; t.gridClass = vdb.GridClass.FOG_VOLUME
+t.transform = vdb.createLinearTransform(voxelSize=0.1)
+t.fill((0, 0, 0), (127, 127, 127), 0.5, True)  # one active 128^3 tile
+t.getAccessor().setValueOn((200, 3, 3), 0.25)
+vdb.write(d + "/tile.vdb", [t])
 n = vdb.FloatGrid(0.0); n.name = "density"
 n.transform = vdb.createLinearTransform([[0.1, 0, 0, 0], [0, 0.2, 0, 0], [0, 0, 0.3, 0], [0, 0, 0, 1]])
 n.getAccessor().setValueOn((1, 2, 3), 1.0)
@@ -70,6 +75,7 @@ done
 
 # 2. vdb convert of a level set: same band, inside still inside, class and metadata kept.
 "$plume" vdb convert "$tmp/ls.vdb" "$tmp/ls_rt.vdb" 2>"$tmp/err" || fail "convert ls: $(cat "$tmp/err")"
+"$plume" vdb convert "$tmp/tile.vdb" "$tmp/tile_rt.vdb" 2>"$tmp/err" || fail "convert tile: $(cat "$tmp/err")"
 # 3. Import + export as a level set.
 scene "$tmp/ls.vdb" surface "$tmp/ls.json" '"density_class": "level_set"'
 "$plume" cook "$tmp/ls.json" --out "$tmp/out_ls" --quiet --no-checkpoint 2>"$tmp/err" || fail "cook ls: $(cat "$tmp/err")"
@@ -99,6 +105,11 @@ for name, path, grid in (("convert", "/ls_rt.vdb", "surface"), ("export", "/out_
     check(a.getValue(outside) > 0, "%s: far outside reads %g" % (name, a.getValue(outside)))
     diff = max(abs(a.getValue(it.min) - b.getValue(it.min)) for it in src.citerOnValues())
     check(diff < 1e-6, "%s: band values differ by %g" % (name, diff))
+t, u = vdb.read(d + "/tile.vdb", "density"), vdb.read(d + "/tile_rt.vdb", "density")
+check(u.activeVoxelCount() == t.activeVoxelCount(), "tile: %d active voxels, the file has %d" % (u.activeVoxelCount(), t.activeVoxelCount()))
+check(u.leafCount() == t.leafCount(), "tile: %d leaves written for the file's %d (a 128^3 tile voxelized)" % (u.leafCount(), t.leafCount()))
+ua = u.getConstAccessor()
+check(ua.getValue((64, 64, 64)) == 0.5 and ua.getValue((200, 3, 3)) == 0.25, "tile: values changed")
 fm = vdb.readMetadata(d + "/ls_rt.vdb")
 check(fm.get("my_int") == 7, "convert dropped the file's metadata: %s" % fm)
 check(fm.get("creator", "").startswith("Plume"), "convert's creator: %s" % fm.get("creator"))
