@@ -378,7 +378,10 @@ typedef struct plume_plugin {
     plume_status (*volume_read_block)(plume_volume *vol, const int32_t origin[3], float *values,
                                       uint64_t *mask);
     /* Fill one block from host memory, activating it. `mask` NULL means all 512 voxels active.
-     * The origin must be a multiple of 8. */
+     * The origin must be a multiple of 8. Voxels outside the mask take the background. Whether
+     * activity is kept per voxel depends on the field's layout: with the default layout
+     * (dense 8^3 blocks, a simulation's) the whole block is active and reads back with a full
+     * mask; a bitmasked layout keeps the mask. */
     plume_status (*volume_write_block)(plume_volume *vol, const int32_t origin[3],
                                        const float *values, const uint64_t *mask);
     /* Deactivate every block of the field. */
