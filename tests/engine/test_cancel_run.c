@@ -3,7 +3,7 @@
  *  - One long range loop (16 chunks of about 20 ms each on 2 threads): the callback says
  *    "stop" on its second call; the sync fails with ENG_ECANCELLED naming the task, and the
  *    chunks not begun did not run (elements left at 0), far fewer than all.
- *  - A batch of 8 short tasks: "stop" at the first poll leaves none of them run.
+ *  - A batch of 8 short tasks: "stop" at the first poll leaves at most the first run.
  *  - The callback is called on the context's thread only, and without it the same work runs
  *    to the end. */
 #include "engine_test.h"
@@ -89,8 +89,13 @@ int main(void)
     printf("cancelled between tasks: %s\n", eng_error(ctx));
     CHECK(rc == ENG_ECANCELLED);
     CHECK(strstr(eng_error(ctx), "cancelled") != NULL);
-    for (int i = 0; i < 8; i++) /* the stop came at the first poll, in the first task's loop */
-        CHECK(et_at(k[i], 1, 0, 0, 0) == -1.0f);
+    /* the stop came at the first poll: inside the first task's loop when the context's thread
+     * took one of its chunks, else between the first task and the second */
+    int ran = 0;
+    for (int i = 0; i < 8; i++)
+        ran += et_at(k[i], 1, 0, 0, 0) != -1.0f;
+    CHECK(ran <= 1);
+    CHECK(et_at(k[7], 1, 0, 0, 0) == -1.0f);
 
     /* no callback: everything runs */
     eng_set_cancel(ctx, NULL, NULL);
