@@ -371,8 +371,17 @@ int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const 
             profile_task(ctx, &tasks[i], codes[i], now_s() - t1);
     }
     ctx->stats.backend_s += now_s() - t0;
-    if (rc == ENG_OK)
+    if (rc == ENG_OK) {
         rc = eng_check_runtime_errors(ctx);
+    } else if (rc == ENG_ECANCELLED) {
+        /* what the chunks that ran recorded in the trees goes with the cancel, not with the
+         * host's next (clean) batch; the cancel stays the message */
+        char *saved = eng_thread_err;
+        char scratch[ENG_ERR_SIZE];
+        eng_thread_err = scratch;
+        eng_check_runtime_errors(ctx);
+        eng_thread_err = saved;
+    }
     return rc;
 }
 

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "plugin/handles.h"
 #include "plugin/plugin.h"
+#include "engine/kernel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,17 +58,31 @@ static char *unique_name(pl_context *ctx, const char *want)
     return s;
 }
 
+static int predecessor_field(eng_field *f, const char *name, size_t len)
+{
+    const char *fn = f ? eng_field_info(f)->name : NULL;
+    return fn && !strncmp(fn, name, len) && fn[len] == ':';
+}
+
 /* A new node starts with its own state: fields "<name>:*" that a destroyed node of the same
- * name left (a warm-started pressure, a loaded emitter shape) are cleared, not inherited. */
-static void forget_predecessor(pl_context *ctx, const char *name)
+ * name left (a warm-started pressure, a loaded emitter shape) are cleared, not inherited.
+ * Clearing waits for the queued work, whose error (a budget, the host's cancel) is returned
+ * here rather than lost. */
+static plume_status forget_predecessor(pl_context *ctx, const char *name)
 {
     size_t len = strlen(name);
-    for (int i = 0; i < eng_field_count(ctx->eng); i++) {
-        eng_field *f = eng_field_at(ctx->eng, i);
-        const char *fn = f ? eng_field_info(f)->name : NULL;
-        if (fn && !strncmp(fn, name, len) && fn[len] == ':')
-            eng_field_clear(ctx->eng, f);
-    }
+    int any = 0;
+    for (int i = 0; i < eng_field_count(ctx->eng); i++)
+        any |= predecessor_field(eng_field_at(ctx->eng, i), name, len);
+    if (!any)
+        return PLUME_OK;
+    int rc = eng_sync(ctx->eng);
+    if (rc)
+        return pl_from_engine(ctx, rc);
+    for (int i = 0; i < eng_field_count(ctx->eng); i++)
+        if (predecessor_field(eng_field_at(ctx->eng, i), name, len))
+            eng_field_clear(ctx->eng, eng_field_at(ctx->eng, i));
+    return PLUME_OK;
 }
 
 plume_status pl_node_create(plume_context *handle, const char *type_id, const char *name,
@@ -83,12 +98,26 @@ plume_status pl_node_create(plume_context *handle, const char *type_id, const ch
     if (!t)
         return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "node_create: unknown node type '%s' (see `plume nodes`)",
                        type_id ? type_id : "(null)");
-    pl_node *n = calloc(1, sizeof *n);
-    if (!n)
+    /* "<name>:what" names a node's own fields: a ':' in a name would reach another's */
+    if (name && strchr(name, ':'))
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "node_create: node name '%s': ':' is not allowed in names",
+                       name);
+    char *final = unique_name(ctx, name && name[0] ? name : t->desc.id);
+    if (!final)
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
+    plume_status fst = forget_predecessor(ctx, final);
+    if (fst != PLUME_OK) {
+        free(final);
+        return fst;
+    }
+    pl_node *n = calloc(1, sizeof *n);
+    if (!n) {
+        free(final);
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
+    }
     n->ctx = ctx;
     n->type = t;
-    n->name = unique_name(ctx, name && name[0] ? name : t->desc.id);
+    n->name = final;
     n->values = calloc(t->desc.param_count ? t->desc.param_count : 1, sizeof *n->values);
     n->nports = t->desc.port_count;
     n->ports = t->desc.ports;
@@ -118,7 +147,6 @@ plume_status pl_node_create(plume_context *handle, const char *type_id, const ch
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");
     }
     ctx->nodes[ctx->nnodes++] = n;
-    forget_predecessor(ctx, n->name);
     *out = (plume_node *)n->handle;
     return PLUME_OK;
 }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "plugin/vdb_bridge.h"
+#include "engine/kernel.h"
 
 #include <errno.h>
 #include <math.h>
@@ -52,6 +53,11 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
     plm_vdb_grid_info gi;
     if (plm_vdb_grid_get_info(grid, &gi, &e) != PLM_VDB_OK)
         return vdb_fail(ctx, &e);
+    /* The field is written from the host below, which first runs the work queued before (an
+     * emitter mid-cook): its error, a cancel included, is this call's, not lost in there. */
+    int qrc = eng_sync(eng);
+    if (qrc)
+        return eng_fail_on(ctx, eng, qrc);
     const eng_field_desc *d = eng_field_info(f);
     int comps = eng_field_components(f);
     if (gi.type == PLM_VDB_TYPE_UNSUPPORTED)

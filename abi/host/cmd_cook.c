@@ -713,7 +713,9 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
     /* ...but not in a folder that was removed under the cook: the writer made it again, and a
      * --resume would continue a bake whose earlier frames are gone. */
-    if (folder_gone)
+    char lock_path[4200];
+    snprintf(lock_path, sizeof lock_path, "%s/.plume_lock", out_dir);
+    if (folder_gone && access(lock_path, F_OK) != 0) /* with a lock there, another cook owns it */
         unlink(ckpt_path);
     if (tty)
         fputc('\n', stderr);

@@ -167,9 +167,9 @@ static plume_status compile(pl_node *n)
     if (remember(n, s) != 0)
         return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
     plume_status st = pl_node_set_ports(n, NULL, 0);
-    state_clear(s);
     if (st != PLUME_OK)
-        return st;
+        return st; /* the node still points at the old ports: keep them */
+    state_clear(s);
     const char *code = n->values[P_CODE].str;
     if (!code[0])
         return PLUME_OK; /* nothing to compile yet: the cook says so */

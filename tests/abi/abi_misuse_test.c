@@ -157,6 +157,8 @@ int main(int argc, char **argv)
     CHECK(node == NULL);
     CHECK_MSG(api, ctx, "unknown node type 'org.plume.does.not.exist'");
     CHECK_STATUS(api->node_create(ctx, NULL, NULL, &node), PLUME_ERR_NOT_FOUND);
+    CHECK_STATUS(api->node_create(ctx, "org.plume.source.sphere", "a:b", &node), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "':' is not allowed");
 
     /* Parameters of the wrong type, unknown, out of range, bad enum choice. */
     CHECK_STATUS(api->node_create(ctx, "org.plume.source.sphere", "s1", &node), PLUME_OK);

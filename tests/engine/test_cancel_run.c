@@ -1,8 +1,9 @@
 /* Cancelling while a batch runs (eng_set_cancel on the CPU): a frame whose kernels run for
  * minutes used to finish before a host's cancel was even asked.
- *  - One long range loop (16 chunks of about 20 ms each on 2 threads): the callback says
- *    "stop" on its second call; the sync fails with ENG_ECANCELLED naming the task, and the
- *    chunks not begun did not run (elements left at 0), far fewer than all.
+ *  - One long range loop (16 chunks on 2 threads): the callback says "stop" at its first call,
+ *    before the context's thread runs its first chunk; the sync fails with ENG_ECANCELLED
+ *    naming the task, and only the chunks the other thread had begun ran (elements left at 0
+ *    elsewhere), far fewer than all, however fast the chunks are.
  *  - A batch of 8 short tasks: "stop" at the first poll leaves at most the first run.
  *  - The callback is called on the context's thread only, and without it the same work runs
  *    to the end. */
@@ -45,7 +46,15 @@ int main(void)
                                 "        for (j in 0 .. 60) { acc = acc * 0.999 + 0.001 * sin(f32(i + j)); }\n"
                                 "        f[i] = acc + 2.0;\n"
                                 "    }\n"
-                                "}\n");
+                                "}\n"
+                                "kernel oob(field<f32, 1> f) {\n"
+                                "    for (i in 0 .. 1048576) {\n"
+                                "        f32 acc = 1.0;\n"
+                                "        for (j in 0 .. 60) { acc = acc * 0.999 + 0.001 * sin(f32(i + j)); }\n"
+                                "        f[i + 4000000] = acc;\n"
+                                "    }\n"
+                                "}\n"
+                                "kernel one(field<f32, 1> f) { for (i in 0 .. 1) { f[i] = 9.0; } }\n");
     if (!p)
         return 1;
     eng_arg a[1] = {et_f(f)};
@@ -56,7 +65,7 @@ int main(void)
     CHECK(all == N / 64);
 
     eng_field *g = et_field(ctx, "g", 1, ENG_F32, 0.0f);
-    poll pl = {0, 2, 0, pthread_self()};
+    poll pl = {0, 1, 0, pthread_self()}; /* stop at the first poll: the context's first chunk */
     eng_set_cancel(ctx, stop_later, &pl);
     a[0] = et_f(g);
     CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "slow"), a, 1));
@@ -67,7 +76,25 @@ int main(void)
     printf("cancelled mid-loop: %s; %d of %d sampled elements written, %d polls\n", eng_error(ctx), some,
            N / 64, pl.calls);
     CHECK(some < all / 2);
-    CHECK(pl.calls >= 2 && pl.other_thread == 0);
+    CHECK(pl.calls >= 1 && pl.other_thread == 0);
+
+    /* A cancelled batch's chunks that ran wrote out of range: that error goes with the cancel,
+     * and the host's next batch, a clean one, succeeds. */
+    eng_set_cancel(ctx, NULL, NULL);
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "one"), a, 1));
+    CHECK_OK(ctx, eng_sync(ctx)); /* compiled before the cancel below */
+    a[0] = et_f(f);
+    eng_launch(ctx, eng_program_find(p, "oob"), a, 1);
+    CHECK(eng_sync(ctx) == ENG_EINVAL); /* compiled, and its error seen once */
+    poll once = {0, 2, 0, pthread_self()}; /* a few chunks run (and write out of range) first */
+    eng_set_cancel(ctx, stop_later, &once);
+    usleep(30000);
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "oob"), a, 1));
+    CHECK(eng_sync(ctx) == ENG_ECANCELLED);
+    eng_set_cancel(ctx, NULL, NULL);
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "one"), a, 1));
+    CHECK_OK(ctx, eng_sync(ctx));
+    CHECK(et_at(f, 0, 0, 0, 0) == 9.0f);
 
     /* between tasks: 8 short kernels, fusion off, one batch */
     eng_mode m = {0, 1u << 2 /* fusion off */, 0, 0};
