@@ -21,7 +21,7 @@
 
 static const char cook_usage[] =
     "usage: plume cook SCENE [options]\n"
-    "  --frames A-B          frame range (default: the scene's)\n"
+    "  --frames A-B          frame range (default: the scene's), within +-1000000000\n"
     "  --out DIR             output folder (default: out/<scene name>)\n"
     "  --device cpu|cuda|auto\n"
     "  --threads N           worker threads (default: one per core)\n"

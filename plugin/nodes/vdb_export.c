@@ -21,7 +21,8 @@ static const plume_param_desc params[] = {
                "level sets without zip whatever is asked, so zip shrinks only vel (and unknown-class grids); "
                "blosc applies to all.", "blosc", compressions),
     PARAM_BOOL("half_float", "Half Float", "Store values as 16-bit floats: half the size, about 3 "
-               "significant digits; magnitudes below about 6e-8 become 0.", 0),
+               "significant digits down to about 6e-5; smaller magnitudes lose precision (1e-6 keeps "
+               "about 2 digits) and those below about 3e-8 become 0.", 0),
     PARAM_STRING("density_name", "Density Grid", "Grid name for the density port.", "density"),
     PARAM_STRING("temperature_name", "Temperature Grid", "Grid name for the temperature port.", "temperature"),
     PARAM_STRING("flame_name", "Flame Grid", "Grid name for the flame port.", "flame"),
