@@ -472,6 +472,13 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     scene sc;
     if (scene_load(&sc, scene_path, err, sizeof err)) {
         cli_error("cook", "%s", err);
+        /* a farm retrying a broken scene must not read the last good run's "complete" */
+        json_t *root = stats_path ? json_pack("{s:s, s:s, s:s, s:[]}", "scene", scene_path, "status", "failed",
+                                              "error", err, "frames")
+                                  : NULL;
+        if (root && write_stats(stats_path, root) != 0)
+            cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
+        json_decref(root);
         scene_free(&sc);
         return EXIT_WORK;
     }

@@ -132,6 +132,11 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="complete" and d["frames"]==[] and d["first_frame"]==2, d' \
   "$tmp/st.json" 2>"$tmp/py" || fail "stats of a resume with nothing to cook: $(cat "$tmp/py")"
 
+echo '{"plume_scene": 1, "name": "broken",' >"$tmp/broken.json"
+"$plume" cook "$tmp/broken.json" --out "$tmp/st" --quiet --stats "$tmp/st.json" 2>/dev/null
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed" and "broken.json" in d["error"], d' \
+  "$tmp/st.json" 2>"$tmp/py" || fail "stats of a scene that does not load: $(cat "$tmp/py")"
+
 # Frame numbers past what a frame loop can count are a usage error, not an endless cook.
 for fr in 99999999999999999999 1-99999999999999999999 9223372036854775806-9223372036854775807 " 1-2" +1-2; do
   timeout 20 "$plume" cook "$scene" --out "$tmp/fr" --frames "$fr" 2>"$tmp/err"; rc=$?
