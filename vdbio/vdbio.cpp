@@ -1100,13 +1100,27 @@ plm_vdb_status plm_vdb_grid_add_leaf(plm_vdb_grid *grid, const int32_t origin[3]
     });
 }
 
-plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err)
+} // extern "C"
+
+namespace {
+// The argument check of the calls that change a created grid after its leaves.
+plm_vdb_status check_created(const plm_vdb_grid *grid, const char *fn, plm_vdb_error *err)
 {
     if (!grid)
-        return report(err, PLM_VDB_ERR_ARGUMENT, "plm_vdb_grid_sign_fill: NULL grid");
+        return report(err, PLM_VDB_ERR_ARGUMENT, std::string(fn) + ": NULL grid");
     if (!grid->created)
         return report(err, PLM_VDB_ERR_ARGUMENT,
-                      "plm_vdb_grid_sign_fill: " + grid_label(*grid) + " belongs to an open file");
+                      std::string(fn) + ": " + grid_label(*grid) + " belongs to an open file");
+    return PLM_VDB_OK;
+}
+} // namespace
+
+extern "C" {
+
+plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err)
+{
+    if (plm_vdb_status s = check_created(grid, "plm_vdb_grid_sign_fill", err))
+        return s;
     FloatGrid::Ptr fg = openvdb::GridBase::grid<FloatGrid>(grid->grid);
     if (!fg)
         return report(err, PLM_VDB_ERR_ARGUMENT,
@@ -1124,11 +1138,8 @@ plm_vdb_status plm_vdb_grid_sign_fill(plm_vdb_grid *grid, plm_vdb_error *err)
 
 plm_vdb_status plm_vdb_grid_prune(plm_vdb_grid *grid, plm_vdb_error *err)
 {
-    if (!grid)
-        return report(err, PLM_VDB_ERR_ARGUMENT, "plm_vdb_grid_prune: NULL grid");
-    if (!grid->created)
-        return report(err, PLM_VDB_ERR_ARGUMENT,
-                      "plm_vdb_grid_prune: " + grid_label(*grid) + " belongs to an open file");
+    if (plm_vdb_status s = check_created(grid, "plm_vdb_grid_prune", err))
+        return s;
     return guarded(err, PLM_VDB_ERR_INTERNAL, grid_label(*grid), [&] {
         grid->dirty = true;
         // exact (tolerance 0), and on one thread like the sign fill

@@ -34,32 +34,30 @@ static int thread_count(void)
     return n;
 }
 
+/* A struct of `type` with room for 64 more bytes, as a newer header would have it: `call`
+ * fills it, and must say it wrote its own size. */
+#define CHECK_WRITTEN_SIZE(type, call_with)                                                     \
+    do {                                                                                        \
+        union {                                                                                 \
+            type s;                                                                             \
+            unsigned char bytes[sizeof(type) + 64];                                             \
+        } u_;                                                                                   \
+        memset(&u_, 0xcd, sizeof u_);                                                           \
+        u_.s.struct_size = sizeof u_;                                                           \
+        CHECK_STATUS(call_with(&u_.s), PLUME_OK);                                               \
+        CHECK(u_.s.struct_size == sizeof(type));                                                \
+    } while (0)
+#define GET_STATS(p) api->get_stats(ctx, p)
+#define CONTEXT_INFO(p) api->context_info(ctx, p)
+#define VOLUME_INFO(p) api->volume_info(vol, p)
+
 /* Structs the plugin fills say how much of them it wrote; a host built against a newer header
  * (a bigger struct) then sees the fields this plugin lacks as absent. */
 static void test_struct_sizes(const plume_plugin *api, plume_context *ctx, plume_volume *vol)
 {
-    union {
-        plume_stats s;
-        unsigned char bytes[sizeof(plume_stats) + 64];
-    } st;
-    memset(&st, 0xcd, sizeof st);
-    st.s.struct_size = sizeof st;
-    CHECK_STATUS(api->get_stats(ctx, &st.s), PLUME_OK);
-    CHECK(st.s.struct_size == sizeof(plume_stats));
-    union {
-        plume_context_info s;
-        unsigned char bytes[sizeof(plume_context_info) + 64];
-    } ci;
-    ci.s.struct_size = sizeof ci;
-    CHECK_STATUS(api->context_info(ctx, &ci.s), PLUME_OK);
-    CHECK(ci.s.struct_size == sizeof(plume_context_info));
-    union {
-        plume_volume_info s;
-        unsigned char bytes[sizeof(plume_volume_info) + 64];
-    } vi;
-    vi.s.struct_size = sizeof vi;
-    CHECK_STATUS(api->volume_info(vol, &vi.s), PLUME_OK);
-    CHECK(vi.s.struct_size == sizeof(plume_volume_info));
+    CHECK_WRITTEN_SIZE(plume_stats, GET_STATS);
+    CHECK_WRITTEN_SIZE(plume_context_info, CONTEXT_INFO);
+    CHECK_WRITTEN_SIZE(plume_volume_info, VOLUME_INFO);
     /* An older host's smaller struct: only its part is written, and it says so. */
     plume_stats old = {.struct_size = 8};
     CHECK_STATUS(api->get_stats(ctx, &old), PLUME_OK);
