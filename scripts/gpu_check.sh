@@ -10,8 +10,11 @@
 #           should match); then eager, and eager waiting after every batch (PLUME_CUDA_ASYNC=0)
 #   bench   plume-bench gpu mgpcg, maccormack (256^3), smoke (--quick), micro, with JSON
 #   tests   the kernel-running tests with PLUME_DEVICE=cuda
+#   cancel  SIGINT 8 s into a cold first frame (compiling): the cook should end with status 1
+#           within a few seconds of the signal
 #   more    the scene on streams instead of graphs, and with the launch thread (totals into
 #           bench.txt); mgpcg with the launch thread
+# SMOKE_VARIANTS picks the smoke part's cooks (default: all six, NAME:MODE as in the loop below).
 # GPU_CHECK_SECONDS (default 540) is a deadline for the whole command: each step gets what is
 # left of it, so a slow step cannot starve the report of the ones before it. What it reports goes
 # to OUT_DIR (default gpu-out), line by line, so a run cut short keeps what it printed: at most 8
@@ -68,8 +71,8 @@ for p in $parts; do
       # two stats files come back (8 files at most); the others' totals go into bench.txt
       # eager-wait: eager with the host waiting after every batch (PLUME_CUDA_ASYNC=0), as
       # before 2026-11-27, against eager's default of waiting only where it reads
-      for v in ptxas-cold:optimized ptxas-warm:optimized linker:optimized jit:optimized \
-               eager:eager eager-wait:eager; do
+      for v in ${SMOKE_VARIANTS:-ptxas-cold:optimized ptxas-warm:optimized linker:optimized \
+               jit:optimized eager:eager eager-wait:eager}; do
         name=${v%:*} mode=${v#*:} kc=$PLUME_KERNEL_CACHE px= as= frames=1-8
         st=/tmp/smoke_$name.json
         case $name in
@@ -87,6 +90,14 @@ for p in $parts; do
         grep -A22 '"totals"' "$st" >> "$log" 2>/dev/null
         tail -2 "$log"
       done ;;
+    cancel)
+      echo "== cancel: SIGINT at 8 s into a cold cook" >> "$log"
+      t0=$(date +%s%N)
+      step 60 env PLUME_KERNEL_CACHE=/tmp/plume-gpu-kernels-cancel timeout --preserve-status -s INT 8 \
+        build/bin/plume cook scenes/smoke_plume.json --frames 1-2 --device cuda \
+        --out /tmp/gpu-smoke-cancel --no-checkpoint >> "$log" 2>&1
+      echo "cancel: status $? after $(( ($(date +%s%N) - t0) / 1000000 )) ms (signal at 8000 ms)" >> "$log"
+      tail -3 "$log" ;;
     more)
       # streams instead of graphs, and the launch thread: totals into one file (8 files at most)
       step 120 env PLUME_CUDA_GRAPHS=0 build/bin/plume cook scenes/smoke_plume.json --frames 1-8 \
