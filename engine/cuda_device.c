@@ -299,7 +299,13 @@ void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes)
     CUdeviceptr p = 0;
     if (cu->drv->cuMemAllocManaged(&p, bytes ? bytes : 8, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
         return NULL;
-    memset((void *)(uintptr_t)p, 0, bytes);
+    /* Zeroed in stream order, by the device: batches may be running, and the host touches
+     * managed memory only after it waited for them (eng_cuda_drain). */
+    if (cu->drv->cuMemsetD8Async(p, 0, bytes ? bytes : 8, cu->stream) != CUDA_SUCCESS) {
+        cu->drv->cuMemFree(p);
+        return NULL;
+    }
+    cu->in_flight = 1;
     return (void *)(uintptr_t)p;
 }
 

@@ -14,6 +14,7 @@ rm -rf "$out"
 mkdir -p "$out/stage/$out/lib"
 bins="plume plume-bench test_engine_kernels_scalar test_engine_kernels_sparse
       test_engine_atomic_demotion test_engine_fuzz_pipeline test_engine_differential
+      test_engine_launch_thread
       test_engine_mgpcg smoke_physics_test smoke_source_test abi_host_test abi_checkpoint_test
       test_sparse_gpu"
 files=()

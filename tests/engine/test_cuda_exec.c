@@ -9,6 +9,9 @@
  *  - a runtime error of a batch left running reaches the next sync;
  *  - a cancel during a batch's compile (eng_set_cancel) skips the compiles not started, fails
  *    the batch, and the next batch compiles what was skipped;
+ *  - a kernel launched for the first time while batches are queued zeroes its global
+ *    temporaries in stream order, not with the host's hands on managed memory (the fake's
+ *    guard faults on that);
  *  - how often the host waits: with PLUME_CUDA_ASYNC=0 after every batch; by default only at
  *    syncs, so eager launches queue on the stream as Taichi's do, and a run of batches longer
  *    than the staging ring reuses its buffers only after their copies finished.
@@ -39,6 +42,10 @@ static const char *src =
     "}\n"
     "kernel step(field<f32> x, field<f32> y, f32 k) {\n"
     "    for (I in x) { y[I] = x[I] * k + x[I + ivec3(1, 0, 0)]; }\n"
+    "}\n"
+    "kernel shift(field<f32> x, field<f32> y) {\n"
+    "    f32 c = y[ivec3(1, 2, 3)] * 0.5;\n"
+    "    for (I in x) { x[I] = x[I] + c; }\n"
     "}\n";
 
 #define STEPS 40
@@ -135,6 +142,38 @@ static void test_late_error(void)
     eng_destroy(ctx);
 }
 
+/* A kernel whose tasks share a value through global temporaries, launched for the first time
+ * (its buffer made then) while eager batches are still queued: the buffer is zeroed on the
+ * stream. Zeroed by the host, it was written while the device owned managed memory (the fake
+ * faults; on a GPU without concurrent managed access that is an error, with it a race). */
+static void test_gtmp_while_queued(void)
+{
+    eng_context *ctx = et_context(1);
+    eng_mode m = {1, 0, 0, 0};
+    CHECK_OK(ctx, eng_set_mode(ctx, &m));
+    CHECK_OK(ctx, eng_use_cuda(ctx));
+    eng_field *f[2] = {et_field(ctx, "a", 3, ENG_F32, 0.0f), et_field(ctx, "b", 3, ENG_F32, 0.0f)};
+    eng_program *p = et_compile(ctx, src);
+    if (!p)
+        exit(1);
+    eng_arg a[3];
+    memset(a, 0, sizeof a);
+    a[0].field = f[0];
+    a[1].i[0] = 8;
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "seed"), a, 2));
+    CHECK_OK(ctx, eng_sync(ctx));
+    a[1].field = f[1];
+    a[2].f[0] = 0.5f;
+    for (int s = 0; s < 4; s++)
+        CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "step"), a, 3));
+    CHECK(fake_stats()->pending > 0);
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "shift"), a, 2));
+    CHECK_OK(ctx, eng_sync(ctx));
+    CHECK_EQ(fake_stats()->pending, 0);
+    eng_destroy(ctx);
+    CHECK_EQ(fake_stats()->violations, 0);
+}
+
 static int stop_now(void *user)
 {
     (*(int *)user)++;
@@ -190,6 +229,7 @@ int main(void)
     setenv("PLUME_KERNEL_CACHE", "off", 1);
     setenv("PLUME_PTXAS", "off", 1);
     test_cancel();
+    test_gtmp_while_queued();
     fake_exec_stats_t l, a;
     for (int eager = 1; eager >= 0; eager--) {
         const char *mode = eager ? "eager" : "optimized";
