@@ -201,6 +201,10 @@ int eng_cuda_open(int ordinal, uint64_t budget, eng_cuda **out, char *msg, size_
     cu->graphs_on = drv->has_graphs && !(g && !strcmp(g, "0"));
     const char *v = getenv("PLUME_CUDA_VERBOSE");
     cu->verbose = v && v[0] == '1';
+    const char *w = getenv("PLUME_CUDA_WATCHDOG");
+    cu->watch_s = w ? strtod(w, NULL) : 0.0;
+    if (!(cu->watch_s > 0.0) || !drv->cuStreamQuery || !drv->cuEventQuery)
+        cu->watch_s = 0.0;
     /* Left running, batches share managed memory with the host, which may write some of it
      * meanwhile (a new buffer zeroed for the next task): only where the device allows that. */
     int concurrent = 0;
@@ -226,7 +230,7 @@ void eng_cuda_close(eng_cuda *cu)
         return;
     const cuda_driver *drv = cu->drv;
     if (cu->stream) {
-        drv->cuStreamSynchronize(cu->stream);
+        eng_cuda_wait(cu, NULL);
         eng_cuda_harvest(cu);
     }
     if (cu->verbose)

@@ -64,6 +64,11 @@ struct eng_cuda {
      * the cache is off */
     jit_disk disk;
     int verbose; /* PLUME_CUDA_VERBOSE=1: compile figures at close, cache misses as they come */
+    /* PLUME_CUDA_WATCHDOG=S (seconds, > 0): the host's waits for the GPU poll, and every S
+     * seconds of one wait say so on stderr, naming the last batch queued (kept in last_batch
+     * only then). 0: plain synchronizing waits. */
+    double watch_s;
+    char last_batch[256];
     char desc[400];
 
     /* the runtime's own kernels (cuda_rt_kernels.c) */
@@ -110,6 +115,11 @@ struct eng_cuda {
 /* Adds the GPU time of every finished stage to stats.kernel_s and marks it free; a stage still
  * running is left (the caller synchronized the stream first to harvest them all). */
 void eng_cuda_harvest(eng_cuda *cu);
+
+/* Waits until the stream's work (ev NULL) or the event has completed: the driver's
+ * synchronizing call, or, with the watchdog on, polling that reports long waits. Returns the
+ * driver's result. The context's thread or the launch thread, whichever drives the stream. */
+CUresult eng_cuda_wait(eng_cuda *cu, CUevent ev);
 
 /* The number of threads per block the executor uses for a struct_for over leaves of ncells. */
 #define CUDA_RANGE_BLOCK 128u

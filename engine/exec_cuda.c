@@ -9,6 +9,7 @@
 #include "engine/passes/passes.h"
 #include "sparse/bitcode.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +336,28 @@ void eng_cuda_harvest(eng_cuda *cu)
         harvest_stage(cu, &cu->stages[i]);
 }
 
+CUresult eng_cuda_wait(eng_cuda *cu, CUevent ev)
+{
+    const cuda_driver *drv = cu->drv;
+    if (cu->watch_s <= 0.0)
+        return ev ? drv->cuEventSynchronize(ev) : drv->cuStreamSynchronize(cu->stream);
+    /* A kernel that never ends (a deadlock on the device) held the host in a synchronizing
+     * call without a word, until a time limit killed the process: say what it waits for. */
+    double t0 = now_s(), next = cu->watch_s;
+    for (;;) {
+        CUresult r = ev ? drv->cuEventQuery(ev) : drv->cuStreamQuery(cu->stream);
+        if (r != CUDA_ERROR_NOT_READY)
+            return r;
+        double t = now_s() - t0;
+        if (t >= next) {
+            fprintf(stderr, "plume: cuda: waited %.1f s for the GPU; the last batch queued: %s\n",
+                    t, cu->last_batch[0] ? cu->last_batch : "(none)");
+            next += cu->watch_s;
+        }
+        sched_yield();
+    }
+}
+
 /* The device buffer for the batch's task parameters, at least `bytes`. */
 static int reserve_params(eng_context *ctx, size_t bytes)
 {
@@ -346,8 +369,7 @@ static int reserve_params(eng_context *ctx, size_t bytes)
         cap *= 2;
     char msg[256];
     /* Batches in flight read the old block, and cached graphs hold its addresses: all go. */
-    if (cuda_check(cu->drv, cu->drv->cuStreamSynchronize(cu->stream), "running the batches", msg,
-                   sizeof msg))
+    if (cuda_check(cu->drv, eng_cuda_wait(cu, NULL), "running the batches", msg, sizeof msg))
         return eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg);
     cu->in_flight = 0;
     eng_cuda_harvest(cu);
@@ -378,7 +400,7 @@ static cuda_stage *take_stage(eng_context *ctx, size_t bytes, int *rc)
     char msg[256];
     *rc = ENG_OK;
     if (st->busy) {
-        if (cuda_check(cu->drv, cu->drv->cuEventSynchronize(st->end), "waiting for a batch", msg,
+        if (cuda_check(cu->drv, eng_cuda_wait(cu, st->end), "waiting for a batch", msg,
                        sizeof msg)) {
             *rc = eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg);
             return NULL;
@@ -416,8 +438,7 @@ int eng_cuda_drain(struct eng_context *ctx, int report)
         cu->in_flight = 0;
         if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
                        sizeof msg) ||
-            cuda_check(cu->drv, cu->drv->cuStreamSynchronize(cu->stream), "running the batches",
-                       msg, sizeof msg))
+            cuda_check(cu->drv, eng_cuda_wait(cu, NULL), "running the batches", msg, sizeof msg))
             return report ? eng_fail(ctx, ENG_EINTERNAL, "GPU: %s", msg) : ENG_OK;
         eng_cuda_harvest(cu);
     }
@@ -733,6 +754,8 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
     if (rc != ENG_OK)
         return rc;
 
+    if (cu->watch_s > 0.0)
+        task_names(batch, cu->last_batch, sizeof cu->last_batch);
     double t0 = now_s();
     const cuda_driver *drv = cu->drv;
     /* from here work may be queued, even if a call below fails: the stage is waited for
@@ -757,8 +780,7 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
      * the host waits where it next touches the device's memory (eng_cuda_drain). */
     int wait = !cu->async || batch->sync;
     if (!bad && wait)
-        bad = cuda_check(drv, drv->cuStreamSynchronize(cu->stream), "running the batch", msg,
-                         sizeof msg);
+        bad = cuda_check(drv, eng_cuda_wait(cu, NULL), "running the batch", msg, sizeof msg);
     ctx->stats.backend_s += now_s() - t0;
     if (bad)
         return eng_fail(ctx, ENG_EINTERNAL, "GPU batch of %u tasks (%s): %s", n,

@@ -36,6 +36,8 @@ if [ -f .devbundle/bundle.tar.xz ]; then
     export PLUME_PTXAS=$root/.devbundle/bin/ptxas
 fi
 export PLUME_CUDA_VERBOSE=1
+# a wait for the GPU longer than this says what it waits for (a kernel that never ends)
+export PLUME_CUDA_WATCHDOG=${PLUME_CUDA_WATCHDOG:-30}
 # Plume's kernel cache, empty at the start: the modes of a bench case and the cooks of the scene
 # compile the same tasks, so only the first pays for them (the driver's own JIT cache did not
 # serve a second cook on the H200 of 2026-11-27).

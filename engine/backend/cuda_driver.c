@@ -76,6 +76,8 @@ static const entry entries[] = {
     E(cuEventSynchronize, "cuEventSynchronize"),
     /* CUDA 12.8 added a _v2; the original stays exported with the same signature. */
     E(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+    O(cuStreamQuery, "cuStreamQuery"),
+    O(cuEventQuery, "cuEventQuery"),
     G(cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
     G(cuStreamEndCapture, "cuStreamEndCapture"),
     G(cuGraphCreate, "cuGraphCreate"),

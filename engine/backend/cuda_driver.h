@@ -50,6 +50,7 @@ enum {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_NOT_INITIALIZED = 3,
     CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_NOT_READY = 600,
 };
 
 /* The device attributes the backend reads (CUdevice_attribute values). */
@@ -158,6 +159,9 @@ typedef struct cuda_driver {
     CUresult (*cuEventRecord)(CUevent event, CUstream stream);
     CUresult (*cuEventSynchronize)(CUevent event);
     CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
+    /* Optional (NULL where missing): whether work is done, without waiting (the watchdog). */
+    CUresult (*cuStreamQuery)(CUstream stream);
+    CUresult (*cuEventQuery)(CUevent event);
 
     /* Optional: CUDA graphs (NULL unless has_graphs). */
     CUresult (*cuStreamBeginCapture)(CUstream stream, int mode); /* _v2 */

@@ -323,11 +323,22 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
     int blocks = bs ? atoi(bs) : SFGB_BLOCKS;
     blocks = bctx->quick ? 1 : blocks < 1 ? 1 : blocks > SFGB_MAX_BLOCKS ? SFGB_MAX_BLOCKS : blocks;
     int reps = bctx->quick ? c->quick_reps : c->reps;
+    /* Where a case spends its time, as it goes (on a GPU, or with PLUME_BENCH_PROGRESS=1): the
+     * table prints only once every mode has run every block, so a run cut short by a time
+     * limit said nothing of where it was (the H200 runs of stops 29 and 33, mgpcg). */
+    const char *pe = getenv("PLUME_BENCH_PROGRESS");
+    int progress = bench_gpu || (pe && pe[0] == '1');
+    double t_case = bench_now();
     /* eager opens first: setup functions may count their calls */
-    for (int m = 0; m < nmodes && !rc; m++, opened++)
+    for (int m = 0; m < nmodes && !rc; m++, opened++) {
+        double t0 = bench_now();
         if ((rc = sfgb_open_mode(c, bctx->quick, m, sfgb_modes[m].eager, sfgb_modes[m].disabled,
                                  sfgb_modes[m].graphs, &chk, &runs[m])))
             fprintf(stderr, "bench: case %s failed in mode %s\n", c->name, sfgb_modes[m].name);
+        else if (progress)
+            fprintf(stderr, "bench: %s: mode %s set up and warmed up in %.1f s\n", c->name,
+                    sfgb_modes[m].name, bench_now() - t0);
+    }
     int done = 0;
     for (int b = 0; b < blocks && !rc; b++, done++) {
         for (int j = 0; j < nmodes && !rc; j++) {
@@ -335,6 +346,12 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
             if ((rc = sfgb_block(c, &runs[m], reps, &ms[m][b], &res[m].st)))
                 fprintf(stderr, "bench: case %s failed in mode %s\n", c->name,
                         sfgb_modes[m].name);
+        }
+        if (progress && !rc) {
+            fprintf(stderr, "bench: %s: block %d of %d (ms:", c->name, b + 1, blocks);
+            for (int m = 0; m < nmodes; m++)
+                fprintf(stderr, " %s %.1f", sfgb_modes[m].name, ms[m][b]);
+            fprintf(stderr, "), %.1f s into the case\n", bench_now() - t_case);
         }
         /* long cases (blocks of seconds) stop at 3 blocks unless told otherwise */
         if (!bs && b == 2 && ms[0][0] + ms[0][1] + ms[0][2] > 6000)
@@ -376,6 +393,14 @@ static inline int sfgb_case_run(const sfgb_case *c, bench_ctx *bctx, double *tas
         if (!same) {
             fprintf(stderr, "bench: case %s: mode %s gives fields different from eager\n", c->name,
                     sfgb_modes[m].name);
+            /* what differs: the active voxels (topology) or the values, and by how much */
+            for (int i = 0; i < c->nfields_checked; i++)
+                fprintf(stderr, "bench:   checked field %d: %llu voxels against eager's %llu, sum "
+                                "%.9g against %.9g (relative %.3g), %s\n", i,
+                        (unsigned long long)res[m].count[i], (unsigned long long)res[0].count[i],
+                        res[m].sum[i], res[0].sum[i],
+                        fabs(res[m].sum[i] - res[0].sum[i]) / (1.0 + fabs(res[0].sum[i])),
+                        res[m].hash[i] == res[0].hash[i] ? "bitwise the same" : "bits differ");
             fail = 1;
         }
         const eng_stats *s = &res[m].st;

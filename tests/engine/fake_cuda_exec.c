@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 
 #define API __attribute__((visibility("default")))
@@ -369,6 +370,41 @@ API int cuStreamSynchronize(void *s)
     (void)s;
     st.stream_syncs++;
     complete_to(nops);
+    return 0;
+}
+/* Queries, for the host's watchdog (PLUME_CUDA_WATCHDOG): with FAKE_CUDA_BUSY_MS=N the device
+ * looks busy for N ms from the first query that finds the work unfinished, as a long kernel
+ * would; otherwise the work completes at the query. */
+static double busy_since = -1;
+static int busy(size_t upto)
+{
+    const char *b = getenv("FAKE_CUDA_BUSY_MS");
+    if (!b || upto <= done)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    if (busy_since < 0)
+        busy_since = now;
+    if (now - busy_since < atof(b))
+        return 1;
+    busy_since = -1;
+    return 0;
+}
+API int cuStreamQuery(void *s)
+{
+    (void)s;
+    if (busy(nops))
+        return 600; /* CUDA_ERROR_NOT_READY */
+    complete_to(nops);
+    return 0;
+}
+API int cuEventQuery(void *e)
+{
+    fake_event *ev = e;
+    if (busy(ev->at))
+        return 600;
+    complete_to(ev->at);
     return 0;
 }
 API int cuEventCreate(void **e, unsigned flags)

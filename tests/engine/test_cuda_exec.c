@@ -12,6 +12,8 @@
  *  - a kernel launched for the first time while batches are queued zeroes its global
  *    temporaries in stream order, not with the host's hands on managed memory (the fake's
  *    guard faults on that);
+ *  - with the watchdog on (PLUME_CUDA_WATCHDOG), a wait for a GPU that stays busy says so on
+ *    stderr, naming the batch it waits for;
  *  - how often the host waits: with PLUME_CUDA_ASYNC=0 after every batch; by default only at
  *    syncs, so eager launches queue on the stream as Taichi's do, and a run of batches longer
  *    than the staging ring reuses its buffers only after their copies finished.
@@ -23,6 +25,7 @@
 #include "sparse/tree.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 typedef struct fake_exec_stats_t {
     unsigned long long kernels, graph_launches, graphs_instantiated, copies_async;
@@ -174,6 +177,50 @@ static void test_gtmp_while_queued(void)
     CHECK_EQ(fake_stats()->violations, 0);
 }
 
+/* The watchdog: the fake device stays busy 700 ms; with reports every 0.2 s the sync's wait
+ * says at least twice what it waits for. */
+static void test_watchdog(void)
+{
+    setenv("PLUME_CUDA_WATCHDOG", "0.2", 1);
+    setenv("FAKE_CUDA_BUSY_MS", "700", 1);
+    char path[] = "/tmp/plume-watchdog-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    eng_context *ctx = et_context(1);
+    eng_mode m = {1, 0, 0, 0};
+    CHECK_OK(ctx, eng_set_mode(ctx, &m));
+    CHECK_OK(ctx, eng_use_cuda(ctx));
+    eng_field *f[2] = {et_field(ctx, "a", 3, ENG_F32, 0.0f), et_field(ctx, "b", 3, ENG_F32, 0.0f)};
+    eng_program *p = et_compile(ctx, src);
+    if (!p)
+        exit(1);
+    eng_arg a[3];
+    memset(a, 0, sizeof a);
+    a[0].field = f[0];
+    a[1].field = f[1];
+    a[2].f[0] = 2.0f;
+    CHECK_OK(ctx, eng_launch(ctx, eng_program_find(p, "step"), a, 3));
+    CHECK_OK(ctx, eng_sync(ctx));
+    eng_destroy(ctx);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    unsetenv("PLUME_CUDA_WATCHDOG");
+    unsetenv("FAKE_CUDA_BUSY_MS");
+    char buf[4096] = {0};
+    ssize_t got = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    printf("watchdog said:\n%s", got > 0 ? buf : "(nothing)\n");
+    const char *first = strstr(buf, "waited");
+    CHECK(first != NULL);
+    CHECK(first && strstr(first + 1, "waited") != NULL);
+    CHECK(strstr(buf, "last batch queued: step") != NULL);
+}
+
 static int stop_now(void *user)
 {
     (*(int *)user)++;
@@ -230,6 +277,7 @@ int main(void)
     setenv("PLUME_PTXAS", "off", 1);
     test_cancel();
     test_gtmp_while_queued();
+    test_watchdog();
     fake_exec_stats_t l, a;
     for (int eager = 1; eager >= 0; eager--) {
         const char *mode = eager ? "eager" : "optimized";
