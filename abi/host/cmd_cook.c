@@ -46,19 +46,37 @@ static const char cook_usage[] =
 #define CHECKPOINT_NAME ".plume_checkpoint.vdb"
 
 static volatile sig_atomic_t interrupted;
+static struct timespec first_signal; /* written by the handler alone */
+
+/* A second signal this soon after the first is the same request delivered twice: timeout(1) and
+ * some job managers signal the process and then its process group, and on the H200 machine the
+ * copy killed a cook that had started to cancel (status 130, nothing said). */
+#define SIGNAL_ECHO_S 0.25
 
 static void on_sigint(int sig)
 {
     int saved = errno; /* the interrupted code may be about to read it */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+    if (interrupted) {
+        double dt = (double)(now.tv_sec - first_signal.tv_sec) +
+                    1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec);
+        if (dt >= SIGNAL_ECHO_S) {
+            /* asked again: killed the ordinary way, once this handler returns */
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+        errno = saved;
+        return;
+    }
     interrupted = 1;
+    first_signal = now;
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
     static const char msg_int[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
     static const char msg_term[] = "\nplume: terminated: cancelling at the next safe point\n";
     ssize_t w = sig == SIGINT ? write(2, msg_int, sizeof msg_int - 1)
                               : write(2, msg_term, sizeof msg_term - 1);
     (void)w;
-    /* A second signal kills the process the ordinary way. */
-    signal(sig, SIG_DFL);
     errno = saved;
 }
 
