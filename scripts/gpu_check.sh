@@ -14,7 +14,8 @@
 #           within a few seconds of the signal
 #   more    the scene on streams instead of graphs, and with the launch thread (totals into
 #           bench.txt); mgpcg with the launch thread
-# SMOKE_VARIANTS picks the smoke part's cooks (default: all six, NAME:MODE as in the loop below).
+# SMOKE_VARIANTS picks the smoke part's cooks (default: all six, NAME:MODE as in the loop below),
+# BENCH_SUITES the bench part's suites (default: mgpcg maccormack smoke micro).
 # GPU_CHECK_SECONDS (default 540) is a deadline for the whole command: each step gets what is
 # left of it, so a slow step cannot starve the report of the ones before it. What it reports goes
 # to OUT_DIR (default gpu-out), line by line, so a run cut short keeps what it printed: at most 8
@@ -63,7 +64,7 @@ for p in $parts; do
   case $p in
     bench)
       # with the kernel cache the smoke part filled: the benches' compile columns are not cold
-      for s in mgpcg maccormack smoke micro; do
+      for s in ${BENCH_SUITES:-mgpcg maccormack smoke micro}; do
         echo "== plume-bench gpu $s" >> "$log"
         q=; [ $s = smoke ] && q=--quick   # 3 frames per variant
         step 240 build/bin/plume-bench gpu "$s" $q --json "$out/gpu_$s.json" >> "$log" 2>&1
