@@ -43,7 +43,9 @@ export PLUME_CUDA_WATCHDOG=${PLUME_CUDA_WATCHDOG:-30}
 # compile the same tasks, so only the first pays for them (the driver's own JIT cache did not
 # serve a second cook on the H200 of 2026-11-27).
 export PLUME_KERNEL_CACHE=/tmp/plume-gpu-kernels
-rm -rf "$PLUME_KERNEL_CACHE"
+# GPU_CHECK_KEEP_CACHE=1 keeps what an earlier call on the same warm machine compiled (the
+# bench's solver tasks are not the scene's: without it a bench call compiles them all cold)
+[ "${GPU_CHECK_KEEP_CACHE:-0}" = 1 ] || rm -rf "$PLUME_KERNEL_CACHE"
 log=$(cd "$out" && pwd)/bench.txt
 # step SECONDS CMD...: runs CMD under what is left of the deadline, at most SECONDS.
 step() {
