@@ -304,12 +304,13 @@ void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes)
     if (cu->drv->cuMemAllocManaged(&p, bytes ? bytes : 8, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
         return NULL;
     /* Zeroed in stream order, by the device: batches may be running, and the host touches
-     * managed memory only after it waited for them (eng_cuda_drain). */
+     * managed memory only after it waited for them (eng_cuda_drain). Only tasks use the
+     * buffer, and they are queued after this, so nothing here marks the stream in flight: the
+     * launch thread may own that flag right now. */
     if (cu->drv->cuMemsetD8Async(p, 0, bytes ? bytes : 8, cu->stream) != CUDA_SUCCESS) {
         cu->drv->cuMemFree(p);
         return NULL;
     }
-    cu->in_flight = 1;
     return (void *)(uintptr_t)p;
 }
 
