@@ -305,12 +305,14 @@ void *eng_cuda_buffer_new(eng_cuda *cu, size_t bytes)
         return NULL;
     /* Zeroed in stream order, by the device: batches may be running, and the host touches
      * managed memory only after it waited for them (eng_cuda_drain). Only tasks use the
-     * buffer, and they are queued after this, so nothing here marks the stream in flight: the
-     * launch thread may own that flag right now. */
+     * buffer, and they are queued after this; in_flight is not set here, since the launch
+     * thread may own that flag right now, but a flag of its own. */
     if (cu->drv->cuMemsetD8Async(p, 0, bytes ? bytes : 8, cu->stream) != CUDA_SUCCESS) {
         cu->drv->cuMemFree(p);
         return NULL;
     }
+    /* the next drain waits for it even if no batch follows (one that failed to bind) */
+    __atomic_store_n(&cu->memset_pending, 1, __ATOMIC_RELEASE);
     return (void *)(uintptr_t)p;
 }
 

@@ -42,6 +42,8 @@ typedef struct cuda_stage {
     CUevent start, end; /* around the batch on the stream (after the copy: end also says the
                          * copy has read host) */
     int busy;           /* recorded, its time not yet added to stats.kernel_s */
+    uint64_t seq;       /* the batch's number (next_stage when it took the stage) */
+    char names[256];    /* its tasks, for the watchdog (filled only when it is on) */
 } cuda_stage;
 
 struct eng_cuda {
@@ -65,10 +67,9 @@ struct eng_cuda {
     jit_disk disk;
     int verbose; /* PLUME_CUDA_VERBOSE=1: compile figures at close, cache misses as they come */
     /* PLUME_CUDA_WATCHDOG=S (seconds, > 0): the host's waits for the GPU poll, and every S
-     * seconds of one wait say so on stderr, naming the last batch queued (kept in last_batch
-     * only then). 0: plain synchronizing waits. */
+     * seconds of one wait say so on stderr, naming the oldest batch not finished (the stages
+     * keep their batches' names only then). 0: plain synchronizing waits. */
     double watch_s;
-    char last_batch[256];
     char desc[400];
 
     /* the runtime's own kernels (cuda_rt_kernels.c) */
@@ -93,6 +94,8 @@ struct eng_cuda {
      * (eng_cuda_drain). 0: the host waits after every batch. */
     int async;
     int in_flight;      /* batches launched and not waited for */
+    int memset_pending; /* atomic: a buffer zeroed on the stream by the context's thread
+                         * (eng_cuda_buffer_new), which may not own in_flight */
     int unchecked;      /* batches left running may have raised runtime errors nobody has
                          * reported yet (a drain without report leaves them for the next) */
 

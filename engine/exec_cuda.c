@@ -336,25 +336,49 @@ void eng_cuda_harvest(eng_cuda *cu)
         harvest_stage(cu, &cu->stages[i]);
 }
 
+/* The oldest batch the device has not finished, for the watchdog: among the ring's stages
+ * (every unfinished batch holds one), the busy one of the lowest number whose end event is not
+ * reached. */
+static const cuda_stage *oldest_unfinished(eng_cuda *cu)
+{
+    const cuda_stage *best = NULL;
+    for (int i = 0; i < CUDA_STAGES; i++) {
+        const cuda_stage *st = &cu->stages[i];
+        if (st->busy && (!best || st->seq < best->seq) &&
+            cu->drv->cuEventQuery(st->end) == CUDA_ERROR_NOT_READY)
+            best = st;
+    }
+    return best;
+}
+
 CUresult eng_cuda_wait(eng_cuda *cu, CUevent ev)
 {
     const cuda_driver *drv = cu->drv;
     if (cu->watch_s <= 0.0)
         return ev ? drv->cuEventSynchronize(ev) : drv->cuStreamSynchronize(cu->stream);
     /* A kernel that never ends (a deadlock on the device) held the host in a synchronizing
-     * call without a word, until a time limit killed the process: say what it waits for. */
+     * call without a word, until a time limit killed the process: say what it waits for.
+     * Polls back off to a millisecond, so a long wait does not keep a core busy. */
     double t0 = now_s(), next = cu->watch_s;
+    long nap_ns = 0;
     for (;;) {
         CUresult r = ev ? drv->cuEventQuery(ev) : drv->cuStreamQuery(cu->stream);
         if (r != CUDA_ERROR_NOT_READY)
             return r;
         double t = now_s() - t0;
         if (t >= next) {
-            fprintf(stderr, "plume: cuda: waited %.1f s for the GPU; the last batch queued: %s\n",
-                    t, cu->last_batch[0] ? cu->last_batch : "(none)");
+            const cuda_stage *st = oldest_unfinished(cu);
+            fprintf(stderr, "plume: cuda: waited %.1f s for the GPU; the oldest batch not finished: "
+                            "%s\n", t, st && st->names[0] ? st->names : "(unknown)");
             next += cu->watch_s;
         }
-        sched_yield();
+        if (t < 1e-3) {
+            sched_yield();
+        } else {
+            nap_ns = nap_ns ? (nap_ns * 2 > 1000000 ? 1000000 : nap_ns * 2) : 20000;
+            struct timespec ts = {0, nap_ns};
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
@@ -433,7 +457,7 @@ int eng_cuda_drain(struct eng_context *ctx, int report)
     eng_cuda *cu = ctx->cuda;
     if (!cu)
         return ENG_OK;
-    if (cu->in_flight) {
+    if (cu->in_flight || __atomic_exchange_n(&cu->memset_pending, 0, __ATOMIC_ACQ_REL)) {
         char msg[512];
         cu->in_flight = 0;
         if (cuda_check(cu->drv, cu->drv->cuCtxSetCurrent(cu->cc.ctx), "cuCtxSetCurrent", msg,
@@ -754,8 +778,9 @@ int eng_exec_resolved_cuda(struct eng_context *ctx, const sfg_batch *batch,
     if (rc != ENG_OK)
         return rc;
 
+    stage->seq = cu->next_stage;
     if (cu->watch_s > 0.0)
-        task_names(batch, cu->last_batch, sizeof cu->last_batch);
+        task_names(batch, stage->names, sizeof stage->names);
     double t0 = now_s();
     const cuda_driver *drv = cu->drv;
     /* from here work may be queued, even if a call below fails: the stage is waited for

@@ -97,7 +97,8 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
             s->gtmp_cuda = ctx->cuda;
             if (!s->gtmp) {
                 spec_free(s);
-                return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
+                return eng_fail(ctx, ENG_ENOMEM, ctx->cuda ? "out of GPU memory for a kernel's temporaries"
+                                                           : "out of host memory");
             }
         }
     }

@@ -97,6 +97,7 @@ for p in $parts; do
       done ;;
     cancel)
       echo "== cancel: SIGINT at 8 s into a cold cook" >> "$log"
+      rm -rf /tmp/plume-gpu-kernels-cancel   # cold on a warm machine too
       t0=$(date +%s%N)
       step 60 env PLUME_KERNEL_CACHE=/tmp/plume-gpu-kernels-cancel timeout --preserve-status -s INT 8 \
         build/bin/plume cook scenes/smoke_plume.json --frames 1-2 --device cuda \

@@ -46,11 +46,13 @@ static const char cook_usage[] =
 #define CHECKPOINT_NAME ".plume_checkpoint.vdb"
 
 static volatile sig_atomic_t interrupted;
-static struct timespec first_signal; /* written by the handler alone */
+static int signals_seen;           /* atomic: signals taken, the first one's time below */
+static struct timespec first_signal;
+static int first_signal_set;       /* atomic: first_signal is written */
 
 /* A second signal this soon after the first is the same request delivered twice: timeout(1) and
- * some job managers signal the process and then its process group, and on the H200 machine the
- * copy killed a cook that had started to cancel (status 130, nothing said). */
+ * some job managers signal the process and then its process group; on the H200 machine a cook
+ * that had started to cancel died of the copy (status 130). */
 #define SIGNAL_ECHO_S 0.25
 
 static void on_sigint(int sig)
@@ -58,19 +60,25 @@ static void on_sigint(int sig)
     int saved = errno; /* the interrupted code may be about to read it */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
-    if (interrupted) {
-        double dt = (double)(now.tv_sec - first_signal.tv_sec) +
-                    1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec);
-        if (dt >= SIGNAL_ECHO_S) {
-            /* asked again: killed the ordinary way, once this handler returns */
-            signal(sig, SIG_DFL);
-            raise(sig);
+    /* The cook has several threads: two copies may run this at once on two of them. */
+    if (__atomic_fetch_add(&signals_seen, 1, __ATOMIC_ACQ_REL) > 0) {
+        /* the first one's time not yet written: it is a moment ago */
+        if (__atomic_load_n(&first_signal_set, __ATOMIC_ACQUIRE)) {
+            double dt = (double)(now.tv_sec - first_signal.tv_sec) +
+                        1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec);
+            if (dt >= SIGNAL_ECHO_S) {
+                /* asked again: killed the ordinary way once this handler returns (the
+                 * signal is blocked while it runs) */
+                signal(sig, SIG_DFL);
+                raise(sig);
+            }
         }
         errno = saved;
         return;
     }
-    interrupted = 1;
     first_signal = now;
+    __atomic_store_n(&first_signal_set, 1, __ATOMIC_RELEASE);
+    interrupted = 1;
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
     static const char msg_int[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
     static const char msg_term[] = "\nplume: terminated: cancelling at the next safe point\n";
@@ -636,6 +644,10 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
+    /* neither interrupts the other's handler */
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 

@@ -10,6 +10,8 @@
  * time asked of an event that has not completed, and freeing a buffer a queued copy still reads
  * (a free waits for the device otherwise, as a real one may).
  * fake_exec_stats() hands the counters to the test, which finds this library with dlopen. */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ typedef struct fake_exec_stats_t {
 
 static fake_exec_stats_t st;
 
-enum { OP_COPY, OP_KERNEL, OP_GRAPH, OP_EVENT };
+enum { OP_COPY, OP_KERNEL, OP_GRAPH, OP_EVENT, OP_MEMSET };
 typedef struct op {
     int kind;
     devptr dst;
@@ -65,7 +67,19 @@ static uint64_t sum_of(const void *p, size_t n)
     return h;
 }
 
+/* The op list is shared by the context's thread and the launch thread (a real driver is
+ * thread-safe): one lock around its changes. */
+static pthread_mutex_t ops_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static int push_locked(op o);
 static int push(op o)
+{
+    pthread_mutex_lock(&ops_lock);
+    int rc = push_locked(o);
+    pthread_mutex_unlock(&ops_lock);
+    return rc;
+}
+static int push_locked(op o)
 {
     if (nops == capops) {
         size_t cap = capops ? 2 * capops : 1024;
@@ -80,19 +94,30 @@ static int push(op o)
 }
 
 static void guard(int on);
+static int guarded;
 
 static void complete_to(size_t k)
 {
+    pthread_mutex_lock(&ops_lock);
     if (k == nops)
         guard(0);
     for (; done < k; done++) {
         op *o = &ops[done];
+        if (o->kind == OP_MEMSET) {
+            /* in stream order, as the device would: the host's guard does not apply */
+            int was = guarded;
+            guard(0);
+            memset((void *)(uintptr_t)o->dst, (int)o->sum, o->n);
+            guard(was);
+            continue;
+        }
         if (o->kind != OP_COPY)
             continue;
         if (sum_of(o->src, o->n) != o->sum)
             st.violations++;
         memcpy((void *)(uintptr_t)o->dst, o->src, o->n);
     }
+    pthread_mutex_unlock(&ops_lock);
 }
 
 API int cuInit(unsigned flags)
@@ -227,7 +252,6 @@ static mapping maps[1024];
 /* Managed memory is what kernels and the host share: while a kernel or graph is queued and not
  * completed it is made inaccessible, so a host access the engine did not wait for first faults
  * (FAKE_CUDA_GUARD=0 turns this off). */
-static int guarded;
 static void guard(int on)
 {
     const char *g = getenv("FAKE_CUDA_GUARD");
@@ -348,9 +372,7 @@ API int cuMemcpyDtoHAsync_v2(void *d, devptr s, size_t n, void *stream)
 API int cuMemsetD8Async(devptr d, unsigned char v, size_t n, void *stream)
 {
     (void)stream;
-    complete_to(nops);
-    memset((void *)(uintptr_t)d, v, n);
-    return 0;
+    return push((op){.kind = OP_MEMSET, .dst = d, .n = n, .sum = v});
 }
 
 API int cuStreamCreate(void **s, unsigned flags)
