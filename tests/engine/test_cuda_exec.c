@@ -53,9 +53,9 @@ static const char *src =
 
 #define STEPS 40
 
-/* Eager or optimized (flushing after every launch, so each launch is a batch of its own):
- * the counters' change over the launches, and over the sync and read after them. */
-static void run(int eager, fake_exec_stats_t *launches, fake_exec_stats_t *after)
+/* A context on the fake GPU, eager or optimized, with fields a and b and the program above;
+ * exits when any of it fails (nothing below could run). */
+static eng_context *open_gpu(int eager, eng_field *f[2], eng_program **p)
 {
     eng_context *ctx = et_context(1);
     eng_mode m = {eager, 0, 0, 0};
@@ -64,10 +64,20 @@ static void run(int eager, fake_exec_stats_t *launches, fake_exec_stats_t *after
         fprintf(stderr, "the fake driver did not open: %s\n", eng_error(ctx));
         exit(1);
     }
-    eng_field *f[2] = {et_field(ctx, "a", 3, ENG_F32, 0.0f), et_field(ctx, "b", 3, ENG_F32, 0.0f)};
-    eng_program *p = et_compile(ctx, src);
-    if (!p)
+    f[0] = et_field(ctx, "a", 3, ENG_F32, 0.0f);
+    f[1] = et_field(ctx, "b", 3, ENG_F32, 0.0f);
+    if (!(*p = et_compile(ctx, src)))
         exit(1);
+    return ctx;
+}
+
+/* Eager or optimized (flushing after every launch, so each launch is a batch of its own):
+ * the counters' change over the launches, and over the sync and read after them. */
+static void run(int eager, fake_exec_stats_t *launches, fake_exec_stats_t *after)
+{
+    eng_field *f[2];
+    eng_program *p;
+    eng_context *ctx = open_gpu(eager, f, &p);
     eng_arg a[3];
     memset(a, 0, sizeof a);
     a[0].field = f[0];
@@ -151,14 +161,9 @@ static void test_late_error(void)
  * faults; on a GPU without concurrent managed access that is an error, with it a race). */
 static void test_gtmp_while_queued(void)
 {
-    eng_context *ctx = et_context(1);
-    eng_mode m = {1, 0, 0, 0};
-    CHECK_OK(ctx, eng_set_mode(ctx, &m));
-    CHECK_OK(ctx, eng_use_cuda(ctx));
-    eng_field *f[2] = {et_field(ctx, "a", 3, ENG_F32, 0.0f), et_field(ctx, "b", 3, ENG_F32, 0.0f)};
-    eng_program *p = et_compile(ctx, src);
-    if (!p)
-        exit(1);
+    eng_field *f[2];
+    eng_program *p;
+    eng_context *ctx = open_gpu(1, f, &p);
     eng_arg a[3];
     memset(a, 0, sizeof a);
     a[0].field = f[0];
@@ -182,16 +187,11 @@ static void test_gtmp_while_queued(void)
  * failure elsewhere still shows. */
 static void test_watchdog(void)
 {
+    eng_field *f[2];
+    eng_program *p;
     setenv("PLUME_CUDA_WATCHDOG", "0.2", 1);
-    eng_context *ctx = et_context(1);
-    eng_mode m = {1, 0, 0, 0};
-    CHECK_OK(ctx, eng_set_mode(ctx, &m));
-    CHECK_OK(ctx, eng_use_cuda(ctx)); /* reads the watchdog's setting */
+    eng_context *ctx = open_gpu(1, f, &p); /* the GPU reads the watchdog's setting */
     unsetenv("PLUME_CUDA_WATCHDOG");
-    eng_field *f[2] = {et_field(ctx, "a", 3, ENG_F32, 0.0f), et_field(ctx, "b", 3, ENG_F32, 0.0f)};
-    eng_program *p = et_compile(ctx, src);
-    if (!p)
-        exit(1);
     eng_arg a[3];
     memset(a, 0, sizeof a);
     a[0].field = f[0];
