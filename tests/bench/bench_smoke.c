@@ -27,6 +27,9 @@
 #include "bench.h"
 
 #include "abi/host/scene.h"
+#if PLUME_BENCH_SMOKE_REF
+#include "tests/bench/smoke_ref.h"
+#endif
 #include "plume/plume.h"
 #include "vdbio/vdbio.h"
 
@@ -242,6 +245,8 @@ done:
     return worst;
 }
 
+static int bench_advect_ref(bench_ctx *bc, double domain_voxels, double advect_ms, int reps);
+
 /* ---- part 2: solver steps one at a time, through the ABI ---------------------------------- */
 
 typedef struct step_ctx {
@@ -378,6 +383,7 @@ static int bench_steps(bench_ctx *bc, const char *state_vdb, const char *out_dir
         rc = step_open(&s[m], dl, m == 0 || off ? PLUME_MODE_OPTIMIZED : PLUME_MODE_EAGER,
                        m == 0 ? 0 : off, state_vdb, out_dir);
     double dt = 1.0 / (s[0].sc.fps > 0 ? s[0].sc.fps : 24) / 2;
+    double advect_ms = 0, advect_vox = 0; /* the optimized advect step, for the C reference */
     for (uint32_t k = 0; !rc && k < s[0].sc.substep.count && k < s[1].sc.substep.count; k++) {
         double t[2][16], ratio[16];
         for (int r = -1; r < reps && !rc; r++)
@@ -403,6 +409,10 @@ static int bench_steps(bench_ctx *bc, const char *state_vdb, const char *out_dir
             double vox = 0, sec = median_of(t[m], reps);
             s[m].api->field_stat(s[m].ctx, "vel", PLUME_STAT_ACTIVE_VOXELS, &vox);
             double mvu = vox / sec / 1e6;
+            if (m == 0 && name && strcmp(name, "advect") == 0) {
+                advect_ms = sec * 1e3;
+                advect_vox = vox;
+            }
             printf("%-10s %-10s %12.0f %10.2f %14.1f", name ? name : "?",
                    m == 0 ? "optimized" : second, vox, sec * 1e3, mvu);
             if (m == 0)
@@ -420,7 +430,61 @@ static int bench_steps(bench_ctx *bc, const char *state_vdb, const char *out_dir
     for (int m = 0; m < opened; m++)
         step_close(&s[m]);
     dlclose(dl);
+    if (!rc && !on_gpu() && advect_ms > 0)
+        rc = bench_advect_ref(bc, advect_vox, advect_ms, reps);
     return rc;
+}
+
+/* The advection step in plain C over a dense box of about as many voxels as the solver's
+ * domain (smoke_ref.h), vectorized and not, on as many threads as the cooks use: how far the
+ * generated code is from plain C doing the same arithmetic, and what the step could at best
+ * reach on this machine. */
+static int bench_advect_ref(bench_ctx *bc, double domain_voxels, double advect_ms, int reps)
+{
+#if PLUME_BENCH_SMOKE_REF
+    int n = (int)lround(cbrt(domain_voxels > 0 ? domain_voxels : 90112));
+    n = n < 16 ? 16 : n > 128 ? 128 : n;
+    long threads = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    for (int v = 0; v < 2; v++) {
+        smoke_ref_result r;
+        int rc = v == 0 ? smoke_ref_advect_vec(n, (int)threads, reps, &r)
+                        : smoke_ref_advect_scalar(n, (int)threads, reps, &r);
+        if (rc != 0) {
+            fprintf(stderr, "plume-bench smoke: the C reference of the advection failed: %s\n",
+                    strerror(errno));
+            return 1;
+        }
+        if (!r.check_ok) {
+            fprintf(stderr, "plume-bench smoke: the C reference of the advection moved a uniform "
+                            "flow wrongly (largest error %g); its timing is not reported\n",
+                    r.check_error);
+            return 1;
+        }
+        double mvu = r.voxels / r.seconds / 1e6;
+        double vs = advect_ms > 0 ? advect_ms / (r.seconds * 1e3 / r.voxels * domain_voxels) : 0;
+        const char *mode = v == 0 ? "C vector" : "C scalar";
+        printf("%-10s %-10s %12.0f %10.2f %14.1f %9.2fx\n", "advect", mode, r.voxels,
+               r.seconds * 1e3, mvu, vs);
+        json_array_append_new(
+            bc->cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:i, s:f}", "suite", "smoke",
+                                 "case", "advect", "mode", v == 0 ? "c_reference_vector"
+                                                                   : "c_reference_scalar",
+                                 "domain_voxels", r.voxels, "ms", r.seconds * 1e3,
+                                 "mvoxel_updates_per_s", mvu, "threads", (int)threads,
+                                 "optimized_time_per_voxel_ratio", vs));
+    }
+    printf("(C vector / C scalar: the advection step in plain C over a dense %d^3 box, %ld "
+           "threads, clang -O3 -march=native with and without vectors; speed-up = the "
+           "optimized step's time per voxel over C's)\n", n, threads);
+#else
+    (void)bc;
+    (void)domain_voxels;
+    (void)advect_ms;
+    (void)reps;
+    printf("(the C reference of the advection step was not built: clang-16 was not found)\n");
+#endif
+    return 0;
 }
 
 static int bench_smoke(bench_ctx *bc)
