@@ -611,6 +611,19 @@ static LLVMValueRef leaf_key(cg_fn *f, int slot, int32_t lsid, int a, LLVMValueR
 /* The leaf container of voxel x (keys `key`) through the cache in allocas keys[] / *cont
  * (made in the entry block at first use): a compare per axis on a hit, the out-of-line walk
  * on a miss. Leaves the builder after the lookup. */
+/* Keeps a cache slot's load or store in memory on the CPU (volatile, which SROA and mem2reg
+ * leave alone). Promoted to registers, every read site's key and block became values carried
+ * around the cell loop: a fused advection task had about 60 of them, which the register
+ * allocator spilled and reloaded on every cell, although most reads take the table path and
+ * never look at the cache. In memory, only the reads that use the cache pay for it, with a
+ * load that hits the L1. On the GPU the cache stays in registers (local memory is slow). */
+static LLVMValueRef in_memory(cg_fn *f, LLVMValueRef inst)
+{
+    if (f->target == CG_TARGET_CPU)
+        LLVMSetVolatile(inst, 1);
+    return inst;
+}
+
 static LLVMValueRef cached_lookup(cg_fn *f, int slot, int dim, LLVMValueRef keys[],
                                   LLVMValueRef *cont, LLVMValueRef x[], LLVMValueRef key[])
 {
@@ -626,7 +639,7 @@ static LLVMValueRef cached_lookup(cg_fn *f, int slot, int dim, LLVMValueRef keys
     }
     LLVMValueRef hit = LLVMConstInt(f->t_i1, 1, 0);
     for (int a = 0; a < dim; a++) {
-        LLVMValueRef was = LLVMBuildLoad2(f->b, f->t_i64, keys[a], "");
+        LLVMValueRef was = in_memory(f, LLVMBuildLoad2(f->b, f->t_i64, keys[a], ""));
         hit = LLVMBuildAnd(f->b, hit, LLVMBuildICmp(f->b, LLVMIntEQ, key[a], was, ""), "rd.hit");
     }
     LLVMBasicBlockRef miss = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.miss");
@@ -641,13 +654,13 @@ static LLVMValueRef cached_lookup(cg_fn *f, int slot, int dim, LLVMValueRef keys
     LLVMValueRef keep = LLVMBuildAnd(
         f->b, cr->enabled[slot],
         LLVMBuildOr(f->b, LLVMBuildIsNotNull(f->b, c, ""), cr->null_ok[slot], ""), "rd.keep");
-    LLVMBuildStore(f->b, LLVMBuildSelect(f->b, keep, key[0], sentinel, ""), keys[0]);
+    in_memory(f, LLVMBuildStore(f->b, LLVMBuildSelect(f->b, keep, key[0], sentinel, ""), keys[0]));
     for (int a = 1; a < dim; a++)
-        LLVMBuildStore(f->b, key[a], keys[a]);
-    LLVMBuildStore(f->b, c, *cont);
+        in_memory(f, LLVMBuildStore(f->b, key[a], keys[a]));
+    in_memory(f, LLVMBuildStore(f->b, c, *cont));
     LLVMBuildBr(f->b, join);
     LLVMPositionBuilderAtEnd(f->b, join);
-    return LLVMBuildLoad2(f->b, f->t_ptr, *cont, "rd.block");
+    return in_memory(f, LLVMBuildLoad2(f->b, f->t_ptr, *cont, "rd.block"));
 }
 
 /* Whether block inner is blk or nested in it. */
