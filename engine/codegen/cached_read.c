@@ -608,9 +608,6 @@ static LLVMValueRef leaf_key(cg_fn *f, int slot, int32_t lsid, int a, LLVMValueR
     return LLVMBuildAShr(f->b, u, f->cread->shift[slot][a], "rd.k");
 }
 
-/* The leaf container of voxel x (keys `key`) through the cache in allocas keys[] / *cont
- * (made in the entry block at first use): a compare per axis on a hit, the out-of-line walk
- * on a miss. Leaves the builder after the lookup. */
 /* Keeps a cache slot's load or store in memory on the CPU (volatile, which SROA and mem2reg
  * leave alone). Promoted to registers, every read site's key and block became values carried
  * around the cell loop: a fused advection task had about 60 of them, which the register
@@ -624,6 +621,9 @@ static LLVMValueRef in_memory(cg_fn *f, LLVMValueRef inst)
     return inst;
 }
 
+/* The leaf container of voxel x (keys `key`) through the cache in allocas keys[] / *cont
+ * (made in the entry block at first use): a compare per axis on a hit, the out-of-line walk
+ * on a miss. Leaves the builder after the lookup. */
 static LLVMValueRef cached_lookup(cg_fn *f, int slot, int dim, LLVMValueRef keys[],
                                   LLVMValueRef *cont, LLVMValueRef x[], LLVMValueRef key[])
 {

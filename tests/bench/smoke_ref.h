@@ -15,14 +15,16 @@
 #define PLUME_BENCH_SMOKE_REF_H
 
 typedef struct smoke_ref_result {
-    double seconds;       /* the fastest of `reps` timed steps (the arrays are set up once) */
+    double seconds;       /* the median of `reps` timed steps (the arrays are set up once) */
     double voxels;        /* n^3: the voxels each step updates */
     int vectorized;       /* 1 for the vectorized build */
+    int threads;          /* threads the steps ran on (fewer than asked if some failed to start) */
     double check_error;   /* the self-check's largest error (0 when it passed exactly) */
-    int check_ok;         /* a uniform flow by whole voxels moves density exactly */
+    int check_ok;         /* a uniform flow by whole voxels moves the fields exactly */
 } smoke_ref_result;
 
-/* Returns 0, or -1 when memory or threads could not be had (errno says which). */
+/* n: 16 .. ; reps: 1 .. 64. Returns 0, or -1 with errno set (EINVAL for bad arguments, ENOMEM,
+ * or the error of the pthread call that failed). */
 int smoke_ref_advect_vec(int n, int threads, int reps, smoke_ref_result *out);
 int smoke_ref_advect_scalar(int n, int threads, int reps, smoke_ref_result *out);
 
