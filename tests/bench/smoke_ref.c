@@ -113,6 +113,15 @@ INLINE void face_trace(const vel *v, int S, float s, int c, int i, float x, floa
     trace(v, S, s, p[0], p[1], p[2], k[0], k[1], k[2], px, py, pz);
 }
 
+/* Where face c's value is sampled after its trace: face_sample's shift of +0.5 on axis c
+ * (the staggered component c of voxel I sits at vec3(I) - 0.5 e_c). */
+INLINE void face_point(const vel *v, int S, float s, int c, int i, float x, float y, float z,
+                       float q[3])
+{
+    face_trace(v, S, s, c, i, x, y, z, &q[0], &q[1], &q[2]);
+    q[c] += 0.5f;
+}
+
 static void phase_center(ref *r, int y, int z)
 {
     int S = r->S, base = (z * S + y) * S;
@@ -162,9 +171,8 @@ static void phase_forward(ref *r, int y, int z)
         thi[i] = hi;
         C_LOOP
         for (int c = 0; c < 3; c++) {
-            face_trace(&v, S, s, c, i, (float)x, (float)y, (float)z, &px, &py, &pz);
-            float q[3] = {px, py, pz};
-            q[c] += 0.5f;
+            float q[3];
+            face_point(&v, S, s, c, i, (float)x, (float)y, (float)z, q);
             uf[c][i] = sample_r(v.u[c], S, q[0], q[1], q[2], &lo, &hi);
             ulo[c][i] = lo;
             uhi[c][i] = hi;
@@ -191,9 +199,8 @@ static void phase_backward(ref *r, int y, int z)
         tb[i] = sample(tf, S, px, py, pz);
         C_LOOP
         for (int c = 0; c < 3; c++) {
-            face_trace(&v, S, s, c, i, (float)x, (float)y, (float)z, &px, &py, &pz);
-            float q[3] = {px, py, pz};
-            q[c] += 0.5f;
+            float q[3];
+            face_point(&v, S, s, c, i, (float)x, (float)y, (float)z, q);
             ub[c][i] = sample(uf[c], S, q[0], q[1], q[2]);
         }
     }
