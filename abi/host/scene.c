@@ -502,6 +502,57 @@ static int default_outputs(scene *sc, const plume_plugin *api, plume_context *ct
     return 0;
 }
 
+/* The checks a node's cook makes of its ports (plugin/node.c, pl_node_cook), made when the
+ * scene is read: a misspelt or mistyped field then stops the cook before anything is
+ * simulated, naming its place in the scene, instead of after the first frame's solve. Names
+ * with ':' (the nodes' scratch fields, made while cooking) are left to the cook. */
+static int check_ports(scene *sc, const plume_plugin *api, plume_context *ctx, plume_node *node,
+                       json_t *bind, const char *jp, char *err, size_t n)
+{
+    uint32_t count = 0;
+    if (api->node_port_count(node, &count) != PLUME_OK)
+        return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+    json_t *fields = json_object_get(sc->json, "fields");
+    for (uint32_t i = 0; i < count; i++) {
+        const plume_port_desc *p;
+        if (api->node_port(node, i, &p) != PLUME_OK)
+            return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+        json_t *b = bind ? json_object_get(bind, p->id) : NULL;
+        const char *name = b ? json_string_value(b) : p->default_field;
+        char pp[256];
+        if (b)
+            snprintf(pp, sizeof pp, "%s.bind.%s", jp, p->id);
+        else
+            snprintf(pp, sizeof pp, "%s.bind (port '%s' unbound)", jp, p->id);
+        if (!name || !name[0]) {
+            if (!p->optional)
+                return fail(sc, err, n, pp, "port '%s' is not bound to a field", p->id);
+            continue;
+        }
+        if (strchr(name, ':'))
+            continue;
+        json_t *fd = NULL, *f;
+        size_t k;
+        json_array_foreach(fields, k, f) {
+            if (!strcmp(json_string_value(json_object_get(f, "name")), name))
+                fd = f;
+        }
+        if (!fd) {
+            if (!p->optional || b)
+                return fail(sc, err, n, pp, "port '%s' is bound to field '%s'%s, which is not "
+                            "declared in $.fields", p->id, name, b ? "" : " (its default)");
+            continue;
+        }
+        json_t *ty = json_object_get(fd, "type");
+        int vec = json_is_string(ty) && !strcmp(json_string_value(ty), "vec3");
+        int want = p->value_type == PLUME_VALUE_VEC3;
+        if (vec != want)
+            return fail(sc, err, n, pp, "port '%s' needs a %s field but '%s' is a %s field",
+                        p->id, want ? "vec3" : "f32", name, vec ? "vec3" : "f32");
+    }
+    return 0;
+}
+
 static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, const char *out_dir,
                         char *err, size_t n)
 {
@@ -570,6 +621,8 @@ static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, 
             if (api->node_bind(node, key, json_string_value(v)) != PLUME_OK)
                 return fail(sc, err, n, bp, "%s", api->last_error(ctx));
         }
+        if (check_ports(sc, api, ctx, node, bind, jp, err, n))
+            return -1;
     }
     return 0;
 }

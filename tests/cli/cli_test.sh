@@ -152,7 +152,12 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(n["id"]=
 # Broken scenes: the file, the JSON path (or line:col) and what was expected.
 expect 1 "bad_json.json:4:" -- "$plume" cook "$bad/bad_json.json" --out "$tmp/o1"
 expect 1 "unknown_node.json: \$.nodes[1].type: unknown node type 'org.plume.source.cube'" -- "$plume" cook "$bad/unknown_node.json" --out "$tmp/o2"
-expect 1 "port 'target' is bound to field 'temperature', which is not declared" -- "$plume" cook "$bad/missing_field.json" --out "$tmp/o3"
+expect 1 "missing_field.json: \$.nodes[0].bind.target: port 'target' is bound to field 'temperature', which is not declared" -- "$plume" cook "$bad/missing_field.json" --out "$tmp/o3"
+# A field of the wrong kind is refused when the scene is read, before anything is simulated
+# (it was found at the node's cook, after the frame's solve)
+sed 's/"vel": "vel"/"vel": "density"/' "$bad/smoke_small.json" >"$tmp/kind.json"
+expect 1 "kind.json: \$.nodes[5].bind.vel: port 'vel' needs a vec3 field but 'density' is a f32 field" -- "$plume" cook "$tmp/kind.json" --out "$tmp/kind"
+[ ! -e "$tmp/kind" ] || { echo "FAIL: a refused scene left the folder $tmp/kind"; fails=$((fails+1)); }
 expect 1 "wrong_param.json: \$.nodes[0].params.radius: 'radius' must be a number, not a string" -- "$plume" cook "$bad/wrong_param.json" --out "$tmp/o4"
 expect 1 "no_fields.json: \$.fields: a scene needs an array of fields" -- "$plume" cook "$bad/no_fields.json" --out "$tmp/o5"
 expect 1 "\$.substep[1]: no node named 'emitter'" -- "$plume" cook "$bad/unknown_stage_node.json" --out "$tmp/o6"
