@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "engine/codegen/cg_internal.h"
 #include "sparse/runtime/runtime.h"
 
@@ -1251,4 +1253,192 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
     site->place_cell = pcell;
     site->place_blk = s->parent;
     return pat;
+}
+
+/* ---- rows in vectors (row_vector.c) ---- */
+
+int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
+{
+    const cg_cread *cr = f->cread;
+    if (!cr || !cr->have_ent || s->op != IR_SN_FIELD_PTR || s->nargs < 2)
+        return 0;
+    int k = cg_smap_get(&cr->which, s->arg[0]);
+    if (!k || !cr->site[k - 1].direct || !cr->site[k - 1].group)
+        return 0;
+    const cread_group *g = &cr->group[cr->site[k - 1].group - 1];
+    const ir_field_info *fi = &f->task->fields[s->field];
+    return g->tab > 0 && cr->table_bg[g->slot] && bg_readable(cr, s) && fi->elem == IR_F32 &&
+           fi->dim == f->task->fields[g->slot].dim;
+}
+
+static LLVMValueRef row_splat(cg_fn *f, LLVMValueRef v, unsigned W)
+{
+    if (LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind)
+        return v;
+    LLVMTypeRef t = LLVMVectorType(LLVMTypeOf(v), W);
+    LLVMValueRef u = LLVMBuildInsertElement(f->b, LLVMGetUndef(t), v, c32(f, 0), "");
+    return LLVMBuildShuffleVector(f->b, u, LLVMGetUndef(t),
+                                  LLVMConstNull(LLVMVectorType(f->t_i32, W)), "");
+}
+
+static LLVMValueRef row_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsigned align,
+                               LLVMValueRef mask, LLVMValueRef pass, const char *suffix)
+{
+    char name[64];
+    snprintf(name, sizeof name, "llvm.masked.gather.%s", suffix);
+    LLVMTypeRef ps[4] = {LLVMTypeOf(ptrs), f->t_i32, LLVMTypeOf(mask), vt};
+    LLVMTypeRef fty = LLVMFunctionType(vt, ps, 4, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
+    if (!fn)
+        fn = LLVMAddFunction(f->mod, name, fty);
+    LLVMValueRef args[4] = {ptrs, c32(f, align), mask, pass};
+    return LLVMBuildCall2(f->b, fty, fn, args, 4, "row.gather");
+}
+
+/* The W lanes' addresses of direct read s, the operands of its site's index being W-lane
+ * vectors: each lane's block from the entry's table where the voxel lies among the entry's
+ * neighbours (a gather), through the out-of-line walk elsewhere (a loop over those lanes);
+ * an inactive block's lanes point into the leaf's block of background values, as
+ * table_place's addresses do. The cell index comes from the voxel's low bits (the table's
+ * geometry is the iterated field's, checked by table_decide). */
+LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
+{
+    cg_cread *cr = f->cread;
+    cread_site *site = &cr->site[cg_smap_get(&cr->which, s->arg[0]) - 1];
+    cread_group *g = &cr->group[site->group - 1];
+    int slot = g->slot, dim = f->task->fields[slot].dim;
+    int32_t lsid = cg_snode_id(f, slot, f->task->fields[slot].nlevels - 1);
+    leaf_geom lg;
+    if (lsid < 0 || leaf_geometry(f, slot, &lg) != 0) {
+        cg_fail(f, "cached read: the table's geometry changed");
+        return NULL;
+    }
+    if (!cr->enabled[slot] && slot_setup(f, slot) != 0)
+        return NULL;
+    LLVMTypeRef v32 = LLVMVectorType(f->t_i32, W), v64 = LLVMVectorType(f->t_i64, W);
+    LLVMTypeRef vp = LLVMVectorType(f->t_ptr, W), v1 = LLVMVectorType(f->t_i1, W);
+    LLVMValueRef x[IR_MAX_DIM], ok = row_splat(f, cr->null_ok[slot], W);
+    LLVMValueRef idx = LLVMConstNull(v32), cell = LLVMConstNull(v32);
+    int stride3 = 1;
+    for (int a = dim - 1; a >= 0; a--) {
+        LLVMValueRef b = cg_val(f, site->idx->arg[a]);
+        if (!b)
+            return NULL;
+        x[a] = row_splat(f, b, W);
+        long long size = 1ll << lg.bits[a];
+        /* in 64 bits: a coordinate near the i32 limits (a saturated cast) must not wrap into
+         * the table's range */
+        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, x[a], v64, ""),
+                                      row_splat(f, LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), W),
+                                      "row.u");
+        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
+                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)-size, 1), W), ""), "");
+        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
+                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size), 1), W), ""), "row.near");
+        LLVMValueRef v = LLVMBuildTrunc(f->b, u, v32, "");
+        LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, row_splat(f, c32(f, lg.bits[a]), W), ""),
+                                       row_splat(f, c32(f, 1), W), "");
+        idx = LLVMBuildAdd(f->b, idx, LLVMBuildMul(f->b, nb, row_splat(f, c32(f, stride3), W), ""), "");
+        LLVMValueRef p = LLVMBuildAnd(f->b, v, row_splat(f, c32(f, size - 1), W), "");
+        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, row_splat(f, c32(f, lg.ish[a]), W), ""), "row.cell");
+        stride3 *= 3;
+    }
+    idx = LLVMBuildSelect(f->b, ok, idx, LLVMConstNull(v32), "");
+    LLVMValueRef at = LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &idx, 1, "row.tab");
+    char gname[32];
+    snprintf(gname, sizeof gname, "v%up0.v%up0", W, W);
+    LLVMValueRef blk = row_gather(f, vp, at, 8, ok, LLVMConstNull(vp), gname);
+    /* lanes away from the entry: the walk, one lane at a time */
+    char rname[48];
+    snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
+    LLVMTypeRef rty = LLVMFunctionType(f->t_i1, &v1, 1, 0);
+    LLVMValueRef rfn = LLVMGetNamedFunction(f->mod, rname);
+    if (!rfn)
+        rfn = LLVMAddFunction(f->mod, rname, rty);
+    LLVMValueRef all = LLVMBuildCall2(f->b, rty, rfn, &ok, 1, "row.allnear");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.far");
+    LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.walk");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.farnext");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.blocks");
+    likely_first(f, LLVMBuildCondBr(f->b, all, done, loop));
+    LLVMPositionBuilderAtEnd(f->b, loop);
+    LLVMValueRef l = LLVMBuildPhi(f->b, f->t_i32, "row.lane");
+    LLVMValueRef cv = LLVMBuildPhi(f->b, vp, "row.blk");
+    LLVMBuildCondBr(f->b, LLVMBuildExtractElement(f->b, ok, l, ""), next, walk);
+    LLVMPositionBuilderAtEnd(f->b, walk);
+    if (!cr->helper[slot] && !(cr->helper[slot] = make_helper(f, site)))
+        return NULL;
+    LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx}, saved[IR_MAX_DIM];
+    for (int a = 0; a < dim; a++) {
+        args[1 + a] = LLVMBuildExtractElement(f->b, x[a], l, "");
+        saved[a] = cg_vmap_get(&f->vals, site->idx->arg[a]);
+        cg_vmap_put(&f->vals, site->idx->arg[a], args[1 + a]);
+    }
+    LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
+                                    cr->helper[slot], args, (unsigned)(1 + dim), "rd.walk");
+    LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
+    for (int a = 0; a < dim; a++)
+        cg_vmap_put(&f->vals, site->idx->arg[a], saved[a]);
+    if (!i)
+        return NULL;
+    c = slow_place(f, c, i);
+    LLVMValueRef cv1 = LLVMBuildInsertElement(f->b, cv, c, l, "");
+    LLVMBasicBlockRef walk_end = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, next);
+    LLVMPositionBuilderAtEnd(f->b, next);
+    LLVMValueRef cv2 = LLVMBuildPhi(f->b, vp, "row.blk");
+    LLVMValueRef in2[2] = {cv, cv1};
+    LLVMBasicBlockRef from2[2] = {loop, walk_end};
+    LLVMAddIncoming(cv2, in2, from2, 2);
+    LLVMValueRef l1 = LLVMBuildAdd(f->b, l, c32(f, 1), "");
+    LLVMValueRef back =
+        LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntULT, l1, c32(f, W), ""), loop, done);
+    {
+        /* kept rolled: the walk is rare, and W copies of it per read made the fused
+         * advection tasks' compile twice as long */
+        LLVMMetadataRef self = LLVMTemporaryMDNode(f->ctx, NULL, 0);
+        LLVMMetadataRef name = LLVMMDStringInContext2(f->ctx, "llvm.loop.unroll.disable", 24);
+        LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(f->ctx, &name, 1)};
+        LLVMMetadataRef id = LLVMMDNodeInContext2(f->ctx, ops, 2);
+        LLVMMetadataReplaceAllUsesWith(self, id);
+        LLVMSetMetadata(back, LLVMGetMDKindIDInContext(f->ctx, "llvm.loop", 9),
+                        LLVMMetadataAsValue(f->ctx, id));
+    }
+    LLVMValueRef inl[2] = {c32(f, 0), l1}, inc[2] = {blk, cv2};
+    LLVMBasicBlockRef froml[2] = {pre, next};
+    LLVMAddIncoming(l, inl, froml, 2);
+    LLVMAddIncoming(cv, inc, froml, 2);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    LLVMValueRef cf = LLVMBuildPhi(f->b, vp, "row.blk");
+    LLVMValueRef inf[2] = {blk, cv2};
+    LLVMBasicBlockRef fromf[2] = {pre, next};
+    LLVMAddIncoming(cf, inf, fromf, 2);
+    /* NULL (an inactive block, a voxel out of range) reads the background block */
+    LLVMValueRef bg = cg_rt_load(f, slot, CG_AT_SNODE, lsid, offsetof(plm_rt_snode, bg_container),
+                                 f->t_ptr);
+    cf = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntEQ, cf, LLVMConstNull(vp), ""),
+                         row_splat(f, bg, W), cf, "row.base");
+    /* the element: as cg_dense_elem, lane-wise */
+    const ir_field_info *fi = &f->task->fields[s->field];
+    int32_t fsid = cg_snode_id(f, s->field, fi->nlevels - 1);
+    if (fsid < 0)
+        return NULL;
+    LLVMValueRef stride = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
+    LLVMValueRef hdr = cg_rt_load(f, s->field, CG_AT_SNODE, fsid, offsetof(plm_rt_snode, header_bytes), f->t_i64);
+    LLVMValueRef foff = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, offset), f->t_i64);
+    LLVMValueRef o = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""),
+                                  LLVMConstInt(f->t_i64, (uint64_t)s->comp * 4u, 0), "");
+    LLVMValueRef off = LLVMBuildAdd(f->b, row_splat(f, o, W),
+                                    LLVMBuildMul(f->b, LLVMBuildSExt(f->b, cell, v64, ""),
+                                                 row_splat(f, stride, W), ""), "");
+    return LLVMBuildGEP2(f->b, f->t_i8, cf, &off, 1, "row.rd");
+}
+
+LLVMValueRef cg_cread_row_load(cg_fn *f, LLVMValueRef ptrs, unsigned W)
+{
+    LLVMTypeRef vt = LLVMVectorType(f->t_f32, W), v1 = LLVMVectorType(f->t_i1, W);
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "v%uf32.v%up0", W, W);
+    return row_gather(f, vt, ptrs, 4, LLVMConstAllOnes(v1), LLVMGetUndef(vt), suffix);
 }

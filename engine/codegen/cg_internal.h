@@ -348,4 +348,21 @@ LLVMValueRef cg_lanes_distinct(cg_fn *f);
 int cg_lanes_stmt(cg_fn *f, const ir_stmt *s);
 void cg_lanes_block_start(cg_fn *f, const ir_block *blk);
 
+/* Rows in vectors: whether direct read s (its sn_field_ptr) can be made for a row's lanes at
+ * once (a table group's f32 read whose table holds background blocks in place of NULL); its
+ * lanes' addresses when the site's index operands are W-lane vectors; and the gather of f32
+ * values from them. */
+int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s);
+LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W);
+LLVMValueRef cg_cread_row_load(cg_fn *f, LLVMValueRef ptrs, unsigned W);
+
+/* ---- rows in vectors (row_vector.c) ----
+ * cg_rowvec_width (the CPU fast copy of a struct_for, f->fast set): W, the leaf's cells along
+ * the innermost axis, when every statement of the loop's body can run for W cells at once
+ * in vectors; 0 otherwise (or PLUME_ROWVEC=0). cg_rowvec_emit then emits the body once for
+ * the row at fast->pos of the outer axes (coord: the entry's first voxel), in place of the
+ * innermost cell loop. */
+int cg_rowvec_width(cg_fn *f, const ir_stmt *loop);
+int cg_rowvec_emit(cg_fn *f, const ir_stmt *loop, LLVMValueRef coord[IR_MAX_DIM], int width);
+
 #endif

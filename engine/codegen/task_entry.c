@@ -456,8 +456,15 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     counted c[IR_MAX_DIM];
     int32_t hmask[IR_MAX_DIM];
     int head = cg_block_head(loop, hmask);
+    /* rows in vectors (row_vector.c): the innermost loop's cells at once; not where only a
+     * block's first cell along that axis acts */
+    int W = (head >> (dim - 1) & 1) ? 0 : cg_rowvec_width(f, loop);
     LLVMValueRef cell = LLVMConstInt(f->t_i32, 0, 0);
     for (int a = 0; a < dim; a++) {
+        if (W && a == dim - 1) {
+            fast->pos[a] = LLVMConstInt(f->t_i32, 0, 0);
+            break;
+        }
         unsigned sh = 0;
         for (int b = a + 1; b < dim; b++)
             sh += leaf->log2_size[b];
@@ -477,11 +484,11 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
                            "cell");
     }
     (void)cell;
-    int ok = cg_push_loop(f, loop, NULL, c[dim - 1].latch) == 0;
+    int ok = cg_push_loop(f, loop, NULL, c[W ? dim - 2 : dim - 1].latch) == 0;
     if (ok) {
         for (int a = 0; a < dim; a++)
             f->loops[f->nloops - 1].index[a] = LLVMBuildAdd(f->b, coord[a], fast->pos[a], "I");
-        ok = cg_emit_block(f, loop->body) == 0;
+        ok = (W ? cg_rowvec_emit(f, loop, coord, W) : cg_emit_block(f, loop->body)) == 0;
         cg_pop_loop(f);
     }
     f->fast = NULL;
@@ -497,7 +504,7 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     for (int i = 0; i < fast->nacc; i++)
         stencil |= fast->acc[i].c[dim - 1] != 0;
     int small = stencil && count_stmts(loop->body) <= FAST_UNROLL_MAX;
-    for (int a = dim - 1; a >= 0; a--) {
+    for (int a = W ? dim - 2 : dim - 1; a >= 0; a--) {
         LLVMValueRef br = loop_close(f, &c[a]);
         if (a == dim - 1 && small)
             unroll_fully(f, br);

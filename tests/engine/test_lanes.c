@@ -276,6 +276,9 @@ static void test_component_readback(void)
 
 int main(void)
 {
+    /* lanes.c is what this tests: rows in vectors (row_vector.c, test_row_vector.c) would
+     * take these bodies whole, eight cells at once */
+    setenv("PLUME_ROWVEC", "0", 1);
     ctx = et_context(2);
     test_blend_values();
     test_blend_vectorized();

@@ -1,0 +1,591 @@
+/* Rows in vectors: the fast copy of a CPU struct_for runs the W cells of one leaf row (the
+ * innermost axis; 8 in the default layout) as a single pass of the body over W-lane vectors,
+ * where the scalar fast copy loops over them one cell at a time. Most of a stencil's or an
+ * element-wise kernel's work is arithmetic on values that sit side by side in memory along
+ * that axis; LLVM's own loop vectorizer cannot take these loops (a block lookup may sit in
+ * the body, neighbours along the row may lie in the next block, an `if` guards the store).
+ *
+ * Which bodies. Statements this file can do lane-wise: constants, arguments, the loop index,
+ * float and integer arithmetic other than integer division, modulo and shifts (their
+ * emitters build scalar constants), tan and atan2 (libm calls by name), casts, selects, fma,
+ * locals, `if`/`else`, and loads and stores through the fast copy's recognized accesses
+ * (stores only at the cell itself). Anything else (atomics, loops, reads at computed
+ * points, activation calls) leaves the body to the scalar fast copy.
+ *
+ * How. Every value is a W-lane vector (uniform ones splatted; LLVM hoists them). An `if`
+ * narrows a lane mask: both branches run for every lane (loads are always safe here: an
+ * inactive block reads the background), a store writes only the mask's lanes, a local keeps
+ * its old value in the others, and a branch none of the row's lanes takes is skipped. A
+ * load at the cell's own position along the row (the access's constant 0 on the innermost
+ * axis) of a one-component f32 field whose cells are 4 bytes apart (checked at run time:
+ * fields placed side by side in one tree may interleave) is one vector load, or the
+ * background splatted when the block is inactive; other loads are W scalar loads (the
+ * scalar emitter at each lane's position), put into lanes. Stores likewise: a masked vector
+ * store, or per lane. A write's block (the fast copy's lazy, activating lookup) is looked up
+ * only when some lane of the row stores, as the scalar copy would.
+ *
+ * Why the results are the same bits. Each lane does the scalar copy's operations on the same
+ * operands (LLVM's vector float operations, fma, minnum/maxnum, floor and saturating casts
+ * are lane-wise the scalar ones). What changes is the order of cells within a row, which a
+ * struct_for leaves unspecified (language.md: iterations are independent; the GPU runs them
+ * at once).
+ *
+ * Only reads the IR. Called by task_entry.c's fast copy on the CPU, on the compiling thread. */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/codegen/cg_internal.h"
+#include "sparse/runtime/runtime.h"
+
+#define ROWVEC_MIN 4
+#define ROWVEC_MAX 16
+
+typedef struct rowvec {
+    cg_fn *f;
+    const ir_stmt *loop;
+    int W, dim;
+    LLVMValueRef coord[IR_MAX_DIM];
+} rowvec;
+
+static LLVMValueRef c32(cg_fn *f, long long v)
+{
+    return LLVMConstInt(f->t_i32, (unsigned long long)v, 1);
+}
+
+/* ---- which bodies ---- */
+
+/* s lies in loop's body, at any depth. */
+static int inside(const ir_stmt *s, const ir_stmt *loop)
+{
+    for (const ir_block *b = s->parent; b; b = b->owner ? b->owner->parent : NULL)
+        if (b->owner == loop)
+            return 1;
+    return 0;
+}
+
+static int ok_block(const cg_fn *f, const ir_stmt *loop, const ir_block *b);
+
+/* Every user of sn_field_ptr p is a global_load (a gathered address serves nothing else). */
+static int only_loaded_in(const ir_block *b, const ir_stmt *p)
+{
+    for (const ir_stmt *s = b->first; s; s = s->next) {
+        for (int i = 0; i < s->nargs; i++)
+            if (s->arg[i] == p && s->op != IR_GLOBAL_LOAD)
+                return 0;
+        if ((s->body && !only_loaded_in(s->body, p)) || (s->els && !only_loaded_in(s->els, p)))
+            return 0;
+    }
+    return 1;
+}
+
+static int only_loaded(const ir_stmt *p)
+{
+    const ir_block *b = p->parent;
+    while (b->owner && b->owner->op != IR_STRUCT_FOR)
+        b = b->owner->parent;
+    return only_loaded_in(b, p);
+}
+
+static int ok_stmt(const cg_fn *f, const ir_stmt *loop, const ir_stmt *s)
+{
+    const cg_fast *fast = f->fast;
+    switch (s->op) {
+    case IR_CONST:
+    case IR_ARG:
+    case IR_SELECT:
+    case IR_FMA:
+    case IR_CAST: return 1;
+    case IR_LOAD:
+    case IR_STORE: return s->arg[0]->op == IR_ALLOCA && inside(s->arg[0], loop);
+    case IR_ALLOCA: return !IR_IS_PTR(IR_POINTEE(s->ty));
+    case IR_LOOP_INDEX: return s->loop == loop && s->index < IR_MAX_DIM;
+    case IR_UNARY: return s->sub != IR_TAN;
+    case IR_BINARY:
+        if (s->sub == IR_ATAN2)
+            return 0;
+        if (ir_type_is_int(s->arg[0]->ty) &&
+            (s->sub == IR_DIV || s->sub == IR_MOD || s->sub == IR_SHL || s->sub == IR_SHR))
+            return 0;
+        return 1;
+    case IR_IF: return ok_block(f, loop, s->body) && (!s->els || ok_block(f, loop, s->els));
+    case IR_GLOBAL_LOAD:
+        return cg_fast_access(fast, s->arg[0]) != NULL ||
+               (s->ty == IR_F32 && cg_cread_row_ok(f, s->arg[0]));
+    case IR_GLOBAL_STORE: {
+        const cg_access *a = cg_fast_access(fast, s->arg[0]);
+        if (!a)
+            return 0;
+        for (int x = 0; x < IR_MAX_DIM; x++)
+            if (a->c[x] != 0)
+                return 0;
+        return 1;
+    }
+    case IR_SN_ROOT:
+    case IR_SN_CHILD:
+    case IR_SN_INDEX:
+    case IR_SN_LOOKUP: return cg_fast_skips(fast, s) || cg_cread_skips(f, s);
+    case IR_SN_FIELD_PTR:
+        return cg_fast_skips(fast, s) || cg_cread_skips(f, s) || cg_fast_access(fast, s) ||
+               (cg_cread_row_ok(f, s) && only_loaded(s));
+    default: return 0;
+    }
+}
+
+static int ok_block(const cg_fn *f, const ir_stmt *loop, const ir_block *b)
+{
+    for (const ir_stmt *s = b->first; s; s = s->next)
+        if (!ok_stmt(f, loop, s))
+            return 0;
+    return 1;
+}
+
+int cg_rowvec_width(cg_fn *f, const ir_stmt *loop)
+{
+    const char *e = getenv("PLUME_ROWVEC");
+    if (e && !strcmp(e, "0"))
+        return 0;
+    if (f->target != CG_TARGET_CPU || !f->fast)
+        return 0;
+    const ir_field_info *fi = &f->task->fields[f->task->field];
+    if (fi->dim < 2)
+        return 0;
+    int W = 1 << fi->levels[fi->nlevels - 1].log2_size[fi->dim - 1];
+    if (W < ROWVEC_MIN || W > ROWVEC_MAX)
+        return 0;
+    return ok_block(f, loop, loop->body) ? W : 0;
+}
+
+/* ---- values ---- */
+
+static LLVMTypeRef vtype(rowvec *r, LLVMTypeRef scalar)
+{
+    return LLVMVectorType(scalar, (unsigned)r->W);
+}
+
+static LLVMValueRef splat(rowvec *r, LLVMValueRef s)
+{
+    cg_fn *f = r->f;
+    if (LLVMIsConstant(s)) {
+        LLVMValueRef e[ROWVEC_MAX];
+        for (int l = 0; l < r->W; l++)
+            e[l] = s;
+        return LLVMConstVector(e, (unsigned)r->W);
+    }
+    LLVMTypeRef t = vtype(r, LLVMTypeOf(s));
+    LLVMValueRef u = LLVMBuildInsertElement(f->b, LLVMGetUndef(t), s, c32(f, 0), "");
+    return LLVMBuildShuffleVector(f->b, u, LLVMGetUndef(t),
+                                  LLVMConstNull(vtype(r, f->t_i32)), "splat");
+}
+
+/* i1: some lane of mask is set. */
+static LLVMValueRef any_lane(rowvec *r, LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    char name[48];
+    snprintf(name, sizeof name, "llvm.vector.reduce.or.v%di1", r->W);
+    LLVMTypeRef mt = LLVMTypeOf(mask);
+    LLVMTypeRef fty = LLVMFunctionType(f->t_i1, &mt, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
+    if (!fn)
+        fn = LLVMAddFunction(f->mod, name, fty);
+    return LLVMBuildCall2(f->b, fty, fn, &mask, 1, "any");
+}
+
+/* The value of operand s: a statement outside the loop's body (an argument or constant at
+ * the task's top) is one scalar, splatted. */
+static LLVMValueRef vval(rowvec *r, const ir_stmt *s)
+{
+    LLVMValueRef v = cg_val(r->f, s);
+    if (v && LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind &&
+        LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMPointerTypeKind)
+        v = splat(r, v);
+    return v;
+}
+
+static LLVMValueRef vcast(rowvec *r, ir_type to, ir_type from, LLVMValueRef a)
+{
+    cg_fn *f = r->f;
+    LLVMBuilderRef b = f->b;
+    if (to == from)
+        return a;
+    LLVMTypeRef tt = vtype(r, cg_type(f, to)), ft = vtype(r, cg_type(f, from));
+    if (to == IR_BOOL) {
+        if (ir_type_is_float(from))
+            return LLVMBuildFCmp(b, LLVMRealUNE, a, LLVMConstNull(ft), "tobool");
+        return LLVMBuildICmp(b, LLVMIntNE, a, LLVMConstNull(ft), "tobool");
+    }
+    if (ir_type_is_int(to)) {
+        if (from == IR_BOOL)
+            return LLVMBuildZExt(b, a, tt, "cast");
+        if (ir_type_is_int(from))
+            return LLVMBuildIntCast2(b, a, tt, ir_type_is_signed(from), "cast");
+        /* saturating, as the scalar cast (emit_arith.c) */
+        char name[64];
+        snprintf(name, sizeof name, "llvm.%s.sat.v%d%s.v%d%s",
+                 ir_type_is_signed(to) ? "fptosi" : "fptoui", r->W, to == IR_I64 ? "i64" : "i32",
+                 r->W, from == IR_F32 ? "f32" : "f64");
+        LLVMTypeRef fty = LLVMFunctionType(tt, &ft, 1, 0);
+        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
+        if (!fn)
+            fn = LLVMAddFunction(f->mod, name, fty);
+        return LLVMBuildCall2(b, fty, fn, &a, 1, "cast");
+    }
+    if (from == IR_BOOL)
+        return LLVMBuildUIToFP(b, a, tt, "cast");
+    if (ir_type_is_int(from))
+        return ir_type_is_signed(from) ? LLVMBuildSIToFP(b, a, tt, "cast")
+                                       : LLVMBuildUIToFP(b, a, tt, "cast");
+    return LLVMBuildFPCast(b, a, tt, "cast");
+}
+
+static int put(rowvec *r, const ir_stmt *s, LLVMValueRef v)
+{
+    if (!v)
+        return -1;
+    if (cg_vmap_put(&r->f->vals, s, v) != 0)
+        return cg_fail(r->f, "out of memory");
+    return 0;
+}
+
+/* ---- loads and stores ---- */
+
+static LLVMBasicBlockRef new_bb(cg_fn *f, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(f->ctx, f->fn, name);
+}
+
+/* i1 per call: the cells of a's field are `size` bytes apart (its own element, not
+ * interleaved with fields placed beside it). */
+static LLVMValueRef contiguous(rowvec *r, const cg_access *a, unsigned size)
+{
+    cg_fn *f = r->f;
+    LLVMValueRef stride =
+        cg_rt_load(f, a->slot, CG_AT_FIELD, 0, offsetof(plm_rt_field, stride), f->t_i64);
+    return LLVMBuildICmp(f->b, LLVMIntEQ, stride, LLVMConstInt(f->t_i64, size, 0), "contig");
+}
+
+/* A vector load or store of a's field can serve the row: one f32 component per cell, at
+ * the row's own position along it. */
+static int row_contiguous(rowvec *r, const cg_access *a, ir_type ty)
+{
+    const ir_field_info *fi = &r->f->task->fields[a->slot];
+    return a->c[r->dim - 1] == 0 && fi->components == 1 && fi->elem == IR_F32 && ty == IR_F32;
+}
+
+/* Load s at each lane's cell with the scalar emitter. */
+static LLVMValueRef lanes_load(rowvec *r, const ir_stmt *s, const cg_access *a)
+{
+    cg_fn *f = r->f;
+    const ir_stmt *ptr = s->arg[0];
+    LLVMValueRef saved = cg_vmap_get(&f->vals, ptr);
+    LLVMValueRef v = LLVMGetUndef(vtype(r, cg_type(f, s->ty)));
+    for (int l = 0; l < r->W; l++) {
+        f->fast->pos[r->dim - 1] = c32(f, l);
+        LLVMValueRef p = cg_fast_struct_ptr(f, a);
+        if (!p || cg_vmap_put(&f->vals, ptr, p) != 0)
+            return NULL;
+        LLVMValueRef x = cg_emit_global_load(f, s);
+        if (!x)
+            return NULL;
+        v = LLVMBuildInsertElement(f->b, v, x, c32(f, l), "");
+    }
+    cg_vmap_put(&f->vals, ptr, saved);
+    return v;
+}
+
+static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
+{
+    cg_fn *f = r->f;
+    cg_fast *fast = f->fast;
+    const ir_stmt *ptr = s->arg[0];
+    const cg_access *a = cg_fast_access(fast, ptr);
+    if (!row_contiguous(r, a, s->ty))
+        return lanes_load(r, s, a);
+    LLVMTypeRef vt = vtype(r, f->t_f32);
+    LLVMBasicBlockRef vec = new_bb(f, "row.vld"), one = new_bb(f, "row.lld"),
+                      join = new_bb(f, "row.ld");
+    LLVMBuildCondBr(f->b, contiguous(r, a, 4), vec, one);
+    LLVMPositionBuilderAtEnd(f->b, vec);
+    fast->pos[r->dim - 1] = c32(f, 0);
+    LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
+    if (!p0)
+        return NULL;
+    LLVMValueRef isnull = fast->isnull[a - fast->acc];
+    LLVMValueRef ins[3];
+    LLVMBasicBlockRef from[3];
+    int n = 0;
+    if (isnull && !(LLVMIsConstant(isnull) && LLVMConstIntGetZExtValue(isnull) == 0)) {
+        /* an inactive block: the background in every lane */
+        LLVMBasicBlockRef bgb = new_bb(f, "row.bg"), ld = new_bb(f, "row.active");
+        LLVMBuildCondBr(f->b, isnull, bgb, ld);
+        LLVMPositionBuilderAtEnd(f->b, bgb);
+        LLVMValueRef bg = cg_rt_load(f, ptr->field, CG_AT_FIELD, 0,
+                                     offsetof(plm_rt_field, background) + 4u * ptr->comp, f->t_f32);
+        ins[n] = splat(r, bg);
+        from[n++] = LLVMGetInsertBlock(f->b);
+        LLVMBuildBr(f->b, join);
+        LLVMPositionBuilderAtEnd(f->b, ld);
+    }
+    LLVMValueRef v = LLVMBuildLoad2(f->b, vt, p0, "row.gld");
+    LLVMSetAlignment(v, 4);
+    cg_fast_mark_alias(f, v, ptr);
+    ins[n] = v;
+    from[n++] = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, one);
+    LLVMValueRef w = lanes_load(r, s, a);
+    if (!w)
+        return NULL;
+    ins[n] = w;
+    from[n++] = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, vt, "row.gld");
+    LLVMAddIncoming(phi, ins, from, (unsigned)n);
+    return phi;
+}
+
+/* Store s's value at each lane's cell with the scalar emitter, lanes outside mask skipped. */
+static int lanes_store(rowvec *r, const ir_stmt *s, const cg_access *a, LLVMValueRef vec,
+                       LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    const ir_stmt *ptr = s->arg[0], *val = s->arg[1];
+    LLVMValueRef sp = cg_vmap_get(&f->vals, ptr), sv = cg_vmap_get(&f->vals, val);
+    for (int l = 0; l < r->W; l++) {
+        LLVMBasicBlockRef next = NULL;
+        if (mask) {
+            LLVMBasicBlockRef go = new_bb(f, "row.lst");
+            next = new_bb(f, "row.lnext");
+            LLVMBuildCondBr(f->b, LLVMBuildExtractElement(f->b, mask, c32(f, l), ""), go, next);
+            LLVMPositionBuilderAtEnd(f->b, go);
+        }
+        f->fast->pos[r->dim - 1] = c32(f, l);
+        LLVMValueRef p = cg_fast_struct_ptr(f, a);
+        if (!p || cg_vmap_put(&f->vals, ptr, p) != 0 ||
+            cg_vmap_put(&f->vals, val, LLVMBuildExtractElement(f->b, vec, c32(f, l), "")) != 0)
+            return -1;
+        if (cg_emit_global_store(f, s) != 0)
+            return -1;
+        if (next) {
+            LLVMBuildBr(f->b, next);
+            LLVMPositionBuilderAtEnd(f->b, next);
+        }
+    }
+    cg_vmap_put(&f->vals, ptr, sp);
+    cg_vmap_put(&f->vals, val, sv);
+    return 0;
+}
+
+static int vstore(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    cg_fast *fast = f->fast;
+    const ir_stmt *ptr = s->arg[0];
+    const cg_access *a = cg_fast_access(fast, ptr);
+    LLVMValueRef v = vval(r, s->arg[1]);
+    if (!v)
+        return -1;
+    LLVMBasicBlockRef done = new_bb(f, "row.stored");
+    if (mask) { /* the write's block is looked up only when some lane stores */
+        LLVMBasicBlockRef go = new_bb(f, "row.st");
+        LLVMBuildCondBr(f->b, any_lane(r, mask), go, done);
+        LLVMPositionBuilderAtEnd(f->b, go);
+    }
+    if (!row_contiguous(r, a, s->arg[1]->ty)) {
+        if (lanes_store(r, s, a, v, mask) != 0)
+            return -1;
+        LLVMBuildBr(f->b, done);
+        LLVMPositionBuilderAtEnd(f->b, done);
+        return 0;
+    }
+    LLVMBasicBlockRef vec = new_bb(f, "row.vst"), one = new_bb(f, "row.lst");
+    LLVMBuildCondBr(f->b, contiguous(r, a, 4), vec, one);
+    LLVMPositionBuilderAtEnd(f->b, vec);
+    fast->pos[r->dim - 1] = c32(f, 0);
+    LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
+    if (!p0)
+        return -1;
+    /* no block (out of range): the scalar copy's writes go to the one-element sink, or
+     * nowhere; here nowhere */
+    LLVMValueRef bad;
+    if (ptr->activate) {
+        LLVMValueRef sink = cg_rt_load(f, a->slot, CG_AT_RUNTIME, 0,
+                                       offsetof(plm_runtime, value_sink), f->t_ptr);
+        bad = LLVMBuildICmp(f->b, LLVMIntEQ, p0, sink, "");
+    } else {
+        LLVMValueRef isnull = fast->isnull[a - fast->acc];
+        bad = isnull ? isnull : LLVMBuildIsNull(f->b, p0, "");
+    }
+    LLVMBasicBlockRef st = new_bb(f, "row.vst.go");
+    LLVMBuildCondBr(f->b, bad, done, st);
+    LLVMPositionBuilderAtEnd(f->b, st);
+    LLVMValueRef inst;
+    if (mask) {
+        char name[48];
+        snprintf(name, sizeof name, "llvm.masked.store.v%df32.p0", r->W);
+        LLVMTypeRef ps[4] = {LLVMTypeOf(v), f->t_ptr, f->t_i32, LLVMTypeOf(mask)};
+        LLVMTypeRef fty = LLVMFunctionType(f->t_void, ps, 4, 0);
+        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
+        if (!fn)
+            fn = LLVMAddFunction(f->mod, name, fty);
+        LLVMValueRef args[4] = {v, p0, c32(f, 4), mask};
+        inst = LLVMBuildCall2(f->b, fty, fn, args, 4, "");
+    } else {
+        inst = LLVMBuildStore(f->b, v, p0);
+        LLVMSetAlignment(inst, 4);
+    }
+    cg_fast_mark_alias(f, inst, ptr);
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, one);
+    if (lanes_store(r, s, a, v, mask) != 0)
+        return -1;
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    return 0;
+}
+
+/* ---- statements ---- */
+
+static int emit_block(rowvec *r, const ir_block *b, LLVMValueRef mask);
+
+/* The lanes of an `if` branch: skipped when none of the row takes it. */
+static int emit_branch(rowvec *r, const ir_block *b, LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    LLVMBasicBlockRef go = new_bb(f, "row.then"), done = new_bb(f, "row.endif");
+    LLVMBuildCondBr(f->b, any_lane(r, mask), go, done);
+    LLVMPositionBuilderAtEnd(f->b, go);
+    if (emit_block(r, b, mask) != 0)
+        return -1;
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    return 0;
+}
+
+static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    f->cur = s;
+    LLVMValueRef a = NULL, b = NULL;
+    switch (s->op) {
+    case IR_SN_ROOT:
+    case IR_SN_CHILD:
+    case IR_SN_INDEX:
+    case IR_SN_LOOKUP: return 0; /* chains the fast copy or the cached reads skip */
+    case IR_SN_FIELD_PTR:
+        if (!cg_fast_access(f->fast, s) && !cg_fast_skips(f->fast, s) && !cg_cread_skips(f, s))
+            return put(r, s, cg_cread_row_ptr(f, s, (unsigned)r->W)); /* a sample's corner */
+        return 0; /* chains the fast copy skips; accesses made at their use */
+    case IR_CONST: {
+        LLVMValueRef c = cg_emit_const(f, s);
+        return c ? put(r, s, splat(r, c)) : -1;
+    }
+    case IR_ARG: {
+        LLVMValueRef v = cg_arg(f, s->ty, s->index);
+        if (!v)
+            return cg_fail(f, "argument of type %s", ir_type_name(s->ty));
+        return put(r, s, splat(r, v));
+    }
+    case IR_LOOP_INDEX: {
+        int x = (int)s->index;
+        if (x >= r->dim)
+            return cg_fail(f, "loop index %d of a %d-D loop", x, r->dim);
+        if (x < r->dim - 1)
+            return put(r, s, splat(r, LLVMBuildAdd(f->b, r->coord[x], f->fast->pos[x], "I")));
+        LLVMValueRef steps[ROWVEC_MAX];
+        for (int l = 0; l < r->W; l++)
+            steps[l] = c32(f, l);
+        return put(r, s, LLVMBuildAdd(f->b, splat(r, r->coord[x]),
+                                      LLVMConstVector(steps, (unsigned)r->W), "I"));
+    }
+    case IR_UNARY:
+        if (!(a = vval(r, s->arg[0])))
+            return -1;
+        return put(r, s, cg_emit_unary(f, s->sub, s->ty, a));
+    case IR_BINARY:
+        if (!(a = vval(r, s->arg[0])) || !(b = vval(r, s->arg[1])))
+            return -1;
+        return put(r, s, cg_emit_binary(f, s->sub, s->arg[0]->ty, a, b));
+    case IR_SELECT: {
+        LLVMValueRef c = vval(r, s->arg[0]);
+        if (!c || !(a = vval(r, s->arg[1])) || !(b = vval(r, s->arg[2])))
+            return -1;
+        return put(r, s, LLVMBuildSelect(f->b, c, a, b, "sel"));
+    }
+    case IR_FMA: {
+        LLVMValueRef v[3];
+        for (int i = 0; i < 3; i++)
+            if (!(v[i] = vval(r, s->arg[i])))
+                return -1;
+        return put(r, s, cg_intrinsic(f, "fma", LLVMTypeOf(v[0]), v, 3));
+    }
+    case IR_CAST:
+        if (!(a = vval(r, s->arg[0])))
+            return -1;
+        return put(r, s, vcast(r, s->ty, s->arg[0]->ty, a));
+    case IR_ALLOCA: {
+        LLVMTypeRef t = vtype(r, cg_type(f, IR_POINTEE(s->ty)));
+        LLVMValueRef p = cg_entry_alloca(f, t, "row.local");
+        LLVMBuildStore(f->b, LLVMConstNull(t), p);
+        return put(r, s, p);
+    }
+    case IR_LOAD:
+        if (!(a = vval(r, s->arg[0])))
+            return -1;
+        return put(r, s, LLVMBuildLoad2(f->b, vtype(r, cg_type(f, s->ty)), a, "row.ld"));
+    case IR_STORE: {
+        if (!(a = vval(r, s->arg[0])) || !(b = vval(r, s->arg[1])))
+            return -1;
+        if (mask) /* lanes outside the mask keep their value */
+            b = LLVMBuildSelect(f->b, mask,  b,
+                                LLVMBuildLoad2(f->b, LLVMTypeOf(b), a, "row.old"), "");
+        LLVMBuildStore(f->b, b, a);
+        return 0;
+    }
+    case IR_GLOBAL_LOAD:
+        if (!cg_fast_access(f->fast, s->arg[0]))
+            return put(r, s, cg_cread_row_load(f, cg_val(f, s->arg[0]), (unsigned)r->W));
+        return put(r, s, vload(r, s));
+    case IR_GLOBAL_STORE: return vstore(r, s, mask);
+    case IR_IF: {
+        LLVMValueRef c = vval(r, s->arg[0]);
+        if (!c)
+            return -1;
+        LLVMValueRef m = mask ? LLVMBuildAnd(f->b, mask, c, "") : c;
+        if (emit_branch(r, s->body, m) != 0)
+            return -1;
+        if (!s->els)
+            return 0;
+        LLVMValueRef nc = LLVMBuildNot(f->b, c, "");
+        return emit_branch(r, s->els, mask ? LLVMBuildAnd(f->b, mask, nc, "") : nc);
+    }
+    default: return cg_fail(f, "rows in vectors: statement %s", ir_op_name(s->op));
+    }
+}
+
+static int emit_block(rowvec *r, const ir_block *b, LLVMValueRef mask)
+{
+    for (const ir_stmt *s = b->first; s; s = s->next)
+        if (emit_stmt(r, s, mask) != 0)
+            return -1;
+    return 0;
+}
+
+int cg_rowvec_emit(cg_fn *f, const ir_stmt *loop, LLVMValueRef coord[IR_MAX_DIM], int width)
+{
+    rowvec r;
+    memset(&r, 0, sizeof r);
+    r.f = f;
+    r.loop = loop;
+    r.W = width;
+    r.dim = f->task->fields[f->task->field].dim;
+    for (int x = 0; x < r.dim; x++)
+        r.coord[x] = coord[x];
+    int rc = emit_block(&r, loop->body, NULL);
+    f->fast->pos[r.dim - 1] = c32(f, 0);
+    return rc;
+}

@@ -1,0 +1,263 @@
+/* Rows in vectors (engine/codegen/row_vector.c): a struct_for body run for the 8 cells of a
+ * leaf row at once. Values as a C loop computes them, bit for bit: a red-black stencil with
+ * neighbours in blocks that are inactive (the background), the same on fields interleaved in
+ * one tree (cells 12 bytes apart: the lanes path at run time), and a body with locals set
+ * under if/else, casts, lerp's fma, vec3 reads and writes and a store under a mask; and the
+ * vector code really made (and not with PLUME_ROWVEC=0). */
+#include "engine_test.h"
+
+#include "engine/listing.h"
+
+#include <stdint.h>
+
+static eng_context *ctx;
+
+/* Blocks 0..3 on each axis, every other one active. */
+static int on(int x, int y, int z)
+{
+    if (x < 0 || y < 0 || z < 0 || x >= 32 || y >= 32 || z >= 32)
+        return 0;
+    return ((x / 8 + y / 8 + z / 8) & 1) == 0;
+}
+static float pat(int f, int x, int y, int z)
+{
+    return (float)((x * 7 + y * 3 + z * 5 + f * 11) % 17) * 0.25f - 2.0f;
+}
+
+/* Component c of the k per voxel follows pattern f + c. */
+static void fill_k(eng_field *fld, int f, int k)
+{
+    float v[3 * 512];
+    for (int bx = 0; bx < 4; bx++)
+        for (int by = 0; by < 4; by++)
+            for (int bz = 0; bz < 4; bz++) {
+                int32_t o[3] = {bx * 8, by * 8, bz * 8};
+                if (!on(o[0], o[1], o[2]))
+                    continue;
+                for (int n = 0; n < 512; n++)
+                    for (int c = 0; c < k; c++)
+                        v[k * n + c] = pat(f + c, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
+                CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
+            }
+}
+static void fill(eng_field *fld, int f) { fill_k(fld, f, 1); }
+
+#define FOR_ACTIVE(x, y, z)                                                                    \
+    for (int x = 0; x < 32; x++)                                                               \
+        for (int y = 0; y < 32; y++)                                                           \
+            for (int z = 0; z < 32; z++)                                                       \
+                if (on(x, y, z))
+
+static float at_bg(int f, int x, int y, int z, float bg) { return on(x, y, z) ? pat(f, x, y, z) : bg; }
+
+static const char *rb_src =
+    "kernel rb(field<f32> dom, field<f32> r, field<f32> z, i32 color) {\n"
+    "    for (I in dom) {\n"
+    "        f32 d = dom[I];\n"
+    "        if (d > -1.0 && ((I.x + I.y + I.z) & 1) == color) {\n"
+    "            f32 s = z[I + ivec3(1, 0, 0)] + z[I - ivec3(1, 0, 0)] + z[I + ivec3(0, 1, 0)]\n"
+    "                  + z[I - ivec3(0, 1, 0)] + z[I + ivec3(0, 0, 1)] + z[I - ivec3(0, 0, 1)];\n"
+    "            z[I] = (r[I] + s) / (d + 8.0);\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* One colour's sweep: the other colour's cells (the neighbours) are not written in it, so
+ * the C loop's order does not matter. */
+static void check_rb(eng_field *dom, eng_field *r, eng_field *z, const char *what)
+{
+    eng_program *p = et_compile(ctx, rb_src);
+    eng_arg args[4] = {et_f(dom), et_f(r), et_f(z), et_s(1)};
+    if (et_run(ctx, p, "rb", args, 4))
+        return;
+    int bad = 0, changed = 0;
+    FOR_ACTIVE(x, y, z0) {
+        float d = pat(9, x, y, z0), want = pat(2, x, y, z0);
+        if (d > -1.0f && ((x + y + z0) & 1) == 1) {
+            float s = at_bg(2, x + 1, y, z0, 0.5f) + at_bg(2, x - 1, y, z0, 0.5f) +
+                      at_bg(2, x, y + 1, z0, 0.5f) + at_bg(2, x, y - 1, z0, 0.5f) +
+                      at_bg(2, x, y, z0 + 1, 0.5f) + at_bg(2, x, y, z0 - 1, 0.5f);
+            want = (pat(1, x, y, z0) + s) / (d + 8.0f);
+            changed++;
+        }
+        float got = et_at(z, x, y, z0, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "%s (%d,%d,%d): %.9g, expected %.9g\n", what, x, y, z0, got, want);
+    }
+    CHECK(bad == 0);
+    CHECK(changed > 1000); /* the test reaches both branches */
+}
+
+static void test_red_black(void)
+{
+    eng_field *dom = et_field(ctx, "rb_dom", 3, ENG_F32, 0.0f);
+    eng_field *r = et_field(ctx, "rb_r", 3, ENG_F32, 0.0f);
+    eng_field *z = et_field(ctx, "rb_z", 3, ENG_F32, 0.5f);
+    fill(dom, 9);
+    fill(r, 1);
+    fill(z, 2);
+    check_rb(dom, r, z, "red-black");
+}
+
+/* The same fields interleaved per voxel in one tree: no vector load can take a row. */
+static void test_red_black_interleaved(void)
+{
+    eng_field_desc d[3] = {et_desc("ri_dom", ENG_F32, "", 0.5, 0.0f),
+                           et_desc("ri_r", ENG_F32, "", 0.5, 0.0f),
+                           et_desc("ri_z", ENG_F32, "", 0.5, 0.5f)};
+    eng_field *f[3] = {NULL, NULL, NULL};
+    CHECK_OK(ctx, eng_field_declare_interleaved(ctx, d, 3, f));
+    if (!f[0])
+        return;
+    fill(f[0], 9);
+    fill(f[1], 1);
+    fill(f[2], 2);
+    check_rb(f[0], f[1], f[2], "red-black, interleaved");
+}
+
+static const char *mix_src =
+    "kernel mix(field<f32> dom, field<f32> a, field<vec3> v, field<vec3> o, field<f32> q,\n"
+    "           f32 t) {\n"
+    "    for (I in dom) {\n"
+    "        f32 x = a[I];\n"
+    "        f32 y = 0.0;\n"
+    "        if (x > 0.0) {\n"
+    "            y = lerp(x, a[I + ivec3(0, 0, 1)], t);\n"
+    "        } else {\n"
+    "            i32 k = i32(floor(x * 3.0));\n"
+    "            y = f32(k) + min(x, a[I - ivec3(0, 0, 1)]);\n"
+    "        }\n"
+    "        vec3 w = v[I + ivec3(0, 0, 1)];\n"
+    "        o[I] = vec3(w.x * y, max(w.y, y), w.z - y);\n"
+    "        if (y < 0.5) {\n"
+    "            q[I] = y * 2.0;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static void test_mixed_body(void)
+{
+    eng_field *dom = et_field(ctx, "m_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "m_a", 3, ENG_F32, 0.25f);
+    eng_field *v = et_field(ctx, "m_v", 3, ENG_VEC3, 0.5f);
+    eng_field *o = et_field(ctx, "m_o", 3, ENG_VEC3, 0.0f);
+    eng_field *q = et_field(ctx, "m_q", 3, ENG_F32, 0.0f);
+    fill(dom, 9);
+    fill(a, 3);
+    fill_k(v, 4, 3);
+    fill(q, 7);
+    eng_program *p = et_compile(ctx, mix_src);
+    eng_arg args[6] = {et_f(dom), et_f(a), et_f(v), et_f(o), et_f(q), et_s(0.375)};
+    if (et_run(ctx, p, "mix", args, 6))
+        return;
+    int bad = 0, both[2] = {0, 0};
+    FOR_ACTIVE(x, y0, z) {
+        float xa = pat(3, x, y0, z), y;
+        if (xa > 0.0f) {
+            y = fmaf(at_bg(3, x, y0, z + 1, 0.25f) - xa, 0.375f, xa);
+            both[0]++;
+        } else {
+            int32_t k = (int32_t)floorf(xa * 3.0f);
+            y = (float)k + fminf(xa, at_bg(3, x, y0, z - 1, 0.25f));
+            both[1]++;
+        }
+        float w[3];
+        for (int c = 0; c < 3; c++)
+            w[c] = at_bg(4 + c, x, y0, z + 1, 0.5f);
+        float want[4] = {w[0] * y, fmaxf(w[1], y), w[2] - y, y < 0.5f ? y * 2.0f : pat(7, x, y0, z)};
+        float got[4] = {et_at(o, x, y0, z, 0), et_at(o, x, y0, z, 1), et_at(o, x, y0, z, 2),
+                        et_at(q, x, y0, z, 0)};
+        for (int c = 0; c < 4; c++)
+            if (got[c] != want[c] && bad++ < 5)
+                fprintf(stderr, "mix (%d,%d,%d) value %d: %.9g, expected %.9g\n", x, y0, z, c,
+                        got[c], want[c]);
+    }
+    CHECK(bad == 0);
+    CHECK(both[0] > 1000 && both[1] > 1000);
+}
+
+static char *listing(const char *src, const char *kernel)
+{
+    char *text = NULL, err[512];
+    int rc = eng_compile_listing("rows.pk", src, strlen(src), kernel, ENG_LIST_LLVM, &text, err,
+                                 sizeof err);
+    CHECK_MSG(rc == ENG_LIST_OK, err);
+    return rc == ENG_LIST_OK ? text : NULL;
+}
+
+/* Reads at computed points, three corners around one base (a group): most rows' points lie
+ * among the blocks next to the row's own (a gather from the table of blocks), some rows have
+ * lanes two or more blocks away, below 0 or past the active pattern (the walk, lane by lane),
+ * and inactive blocks read the background. */
+static const char *samp_src =
+    "kernel samp(field<f32> dom, field<f32> a, field<f32> o, f32 s) {\n"
+    "    for (I in dom) {\n"
+    "        vec3 p = vec3(I) * s + vec3(3.0, -5.0, 2.0);\n"
+    "        ivec3 b = ivec3(floor(p));\n"
+    "        o[I] = a[b] + 0.5 * a[b + ivec3(1, 0, 0)] + 0.25 * a[b + ivec3(0, 0, 1)];\n"
+    "    }\n"
+    "}\n";
+
+static void test_samples(void)
+{
+    eng_field *dom = et_field(ctx, "s_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "s_a", 3, ENG_F32, 0.75f);
+    eng_field *o = et_field(ctx, "s_o", 3, ENG_F32, 0.0f);
+    fill(dom, 9);
+    fill(a, 5);
+    eng_program *p = et_compile(ctx, samp_src);
+    eng_arg args[4] = {et_f(dom), et_f(a), et_f(o), et_s(1.7)};
+    if (et_run(ctx, p, "samp", args, 4))
+        return;
+    int bad = 0, far = 0;
+    FOR_ACTIVE(x, y, z) {
+        int b[3] = {(int)floorf((float)x * 1.7f + 3.0f), (int)floorf((float)y * 1.7f + -5.0f),
+                    (int)floorf((float)z * 1.7f + 2.0f)};
+        float want = at_bg(5, b[0], b[1], b[2], 0.75f) + 0.5f * at_bg(5, b[0] + 1, b[1], b[2], 0.75f);
+        want = want + 0.25f * at_bg(5, b[0], b[1], b[2] + 1, 0.75f);
+        for (int c = 0; c < 3; c++) {
+            int e = (c == 0 ? x : c == 1 ? y : z) / 8 * 8;
+            far += b[c] < e - 8 || b[c] >= e + 16;
+        }
+        float got = et_at(o, x, y, z, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "samp (%d,%d,%d): %.9g, expected %.9g\n", x, y, z, got, want);
+    }
+    CHECK(bad == 0);
+    CHECK(far > 1000); /* lanes the walk serves */
+    char *text = listing(samp_src, "samp");
+    if (text) {
+        CHECK(strstr(text, "@llvm.masked.gather.v8f32") != NULL);
+        free(text);
+    }
+}
+
+static void test_vector_code(void)
+{
+    char *text = listing(rb_src, "rb");
+    if (text) {
+        CHECK(strstr(text, "<8 x float>") != NULL);
+        CHECK(strstr(text, "@llvm.masked.store.v8f32") != NULL);
+        free(text);
+    }
+    setenv("PLUME_ROWVEC", "0", 1);
+    text = listing(rb_src, "rb");
+    unsetenv("PLUME_ROWVEC");
+    if (text) {
+        CHECK(strstr(text, "@llvm.masked.store") == NULL);
+        free(text);
+    }
+}
+
+int main(void)
+{
+    setenv("PLUME_KERNEL_CACHE", "off", 1);
+    ctx = et_context(2);
+    test_red_black();
+    test_red_black_interleaved();
+    test_mixed_body();
+    test_samples();
+    test_vector_code();
+    eng_destroy(ctx);
+    CHECK_DONE();
+}
