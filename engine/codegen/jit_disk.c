@@ -121,6 +121,9 @@ int jit_disk_open(jit_disk *d, const char *dir, const char *cpu, const char *fea
     h = hash_str(h, features ? features : host_features);
     h = mix(h, (uint64_t)opt_level);
     h = hash_bytes(h, runtime_bc, runtime_bc ? runtime_bc_size : 0);
+    /* switches that change the code made (row_vector.c) */
+    const char *rows = getenv("PLUME_ROWVEC");
+    h = hash_str(h, rows && !strcmp(rows, "0") ? "rows off" : "rows on");
     LLVMDisposeMessage(host_cpu);
     LLVMDisposeMessage(host_features);
     d->dir = strdup(dir);
