@@ -1257,6 +1257,20 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
 
 /* ---- rows in vectors (row_vector.c) ---- */
 
+/* Whether value v comes (within `depth` steps) from something loaded: a sample's point does,
+ * a regular stencil's (2 J + c of a restriction) does not. Deeper than that: assumed so. */
+static int from_load(const ir_stmt *v, int depth)
+{
+    if (v->op == IR_GLOBAL_LOAD || v->op == IR_LOAD)
+        return 1;
+    if (depth == 0)
+        return 1;
+    for (int i = 0; i < v->nargs; i++)
+        if (v->arg[i] && from_load(v->arg[i], depth - 1))
+            return 1;
+    return 0;
+}
+
 int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
 {
     const cg_cread *cr = f->cread;
@@ -1267,7 +1281,13 @@ int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
         return 0;
     const cread_group *g = &cr->group[cr->site[k - 1].group - 1];
     const ir_field_info *fi = &f->task->fields[s->field];
-    return g->tab > 0 && cr->table_bg[g->slot] && bg_readable(cr, s) && fi->elem == IR_F32 &&
+    /* reads at points made from the loop index alone keep the scalar group path, whose base
+     * lookup serves all members at once: a coarse grid's reads of the fine one lie blocks
+     * away from the entry, where the vector path would walk lane by lane */
+    int sampled = 0;
+    for (int a = 0; a < fi->dim; a++)
+        sampled |= from_load(g->base[a], 12);
+    return sampled && g->tab > 0 && cr->table_bg[g->slot] && bg_readable(cr, s) && fi->elem == IR_F32 &&
            fi->dim == f->task->fields[g->slot].dim;
 }
 
@@ -1375,8 +1395,12 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
         saved[a] = cg_vmap_get(&f->vals, site->idx->arg[a]);
         cg_vmap_put(&f->vals, site->idx->arg[a], args[1 + a]);
     }
-    LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
-                                    cr->helper[slot], args, (unsigned)(1 + dim), "rd.walk");
+    /* through the site's cache, as table_place's far path: lanes away from the entry are
+     * mostly the same few blocks (a coarse grid's reads of the fine one) */
+    LLVMValueRef key[IR_MAX_DIM];
+    for (int a = 0; a < dim; a++)
+        key[a] = leaf_key(f, slot, lsid, a, args[1 + a]);
+    LLVMValueRef c = cached_lookup(f, slot, dim, site->key, &site->cont, args + 1, key);
     LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
     for (int a = 0; a < dim; a++)
         cg_vmap_put(&f->vals, site->idx->arg[a], saved[a]);

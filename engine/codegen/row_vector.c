@@ -267,12 +267,57 @@ static LLVMValueRef contiguous(rowvec *r, const cg_access *a, unsigned size)
     return LLVMBuildICmp(f->b, LLVMIntEQ, stride, LLVMConstInt(f->t_i64, size, 0), "contig");
 }
 
-/* A vector load or store of a's field can serve the row: one f32 component per cell, at
- * the row's own position along it. */
+/* A vector load or store of a's field can serve the row: f32 components, at the row's own
+ * position along it (the W cells' elements are then one run of memory when nothing else is
+ * placed between them). */
 static int row_contiguous(rowvec *r, const cg_access *a, ir_type ty)
 {
     const ir_field_info *fi = &r->f->task->fields[a->slot];
-    return a->c[r->dim - 1] == 0 && fi->components == 1 && fi->elem == IR_F32 && ty == IR_F32;
+    /* a bitmasked leaf's inactive cells read the background and activate one by one */
+    int c = a->c[r->dim - 1];
+    return c > -r->W && c < r->W && fi->components >= 1 && fi->components <= 4 &&
+           fi->elem == IR_F32 && ty == IR_F32 &&
+           fi->levels[fi->nlevels - 1].kind == IR_KIND_DENSE;
+}
+
+/* The lanes of component comp in a run of W elements of k components: a shuffle mask
+ * picking comp, comp + k, ... (load), or placing lane l at l * k + comp (store). */
+static LLVMValueRef pick_mask(rowvec *r, int k, int comp)
+{
+    LLVMValueRef e[4 * ROWVEC_MAX];
+    for (int l = 0; l < r->W; l++)
+        e[l] = c32(r->f, l * k + comp);
+    return LLVMConstVector(e, (unsigned)r->W);
+}
+
+static LLVMValueRef place_mask(rowvec *r, int k, int comp)
+{
+    LLVMValueRef e[4 * ROWVEC_MAX];
+    for (int j = 0; j < r->W * k; j++)
+        e[j] = j % k == comp ? c32(r->f, j / k) : LLVMGetUndef(r->f->t_i32);
+    return LLVMConstVector(e, (unsigned)(r->W * k));
+}
+
+/* The first element's component 0 of the row run that holds access a's lane 0: its address
+ * less the component's offset. An inactive block (isnull) reads the leaf's block of
+ * background values at the same place, so the load needs no branch. */
+static LLVMValueRef row_base(rowvec *r, const cg_access *a, LLVMValueRef p0, LLVMValueRef isnull)
+{
+    cg_fn *f = r->f;
+    const ir_field_info *fi = &f->task->fields[a->slot];
+    if (isnull && !(LLVMIsConstant(isnull) && LLVMConstIntGetZExtValue(isnull) == 0)) {
+        int32_t lsid = cg_snode_id(f, a->slot, fi->nlevels - 1);
+        if (lsid < 0)
+            return NULL;
+        /* p0 is the NULL container plus the element's offset (a plain GEP, emit_sparse.c) */
+        LLVMValueRef bg = cg_rt_load(f, a->slot, CG_AT_SNODE, lsid,
+                                     offsetof(plm_rt_snode, bg_container), f->t_ptr);
+        LLVMValueRef off = LLVMBuildPtrToInt(f->b, p0, f->t_i64, "");
+        p0 = LLVMBuildSelect(f->b, isnull, LLVMBuildGEP2(f->b, f->t_i8, bg, &off, 1, ""), p0,
+                             "row.at");
+    }
+    LLVMValueRef back = LLVMConstInt(f->t_i64, (unsigned long long)(-4ll * a->fptr->comp), 1);
+    return LLVMBuildGEP2(f->b, f->t_i8, p0, &back, 1, "row.run");
 }
 
 /* Load s at each lane's cell with the scalar emitter. */
@@ -304,47 +349,88 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
     const cg_access *a = cg_fast_access(fast, ptr);
     if (!row_contiguous(r, a, s->ty))
         return lanes_load(r, s, a);
-    LLVMTypeRef vt = vtype(r, f->t_f32);
-    LLVMBasicBlockRef vec = new_bb(f, "row.vld"), one = new_bb(f, "row.lld"),
-                      join = new_bb(f, "row.ld");
-    LLVMBuildCondBr(f->b, contiguous(r, a, 4), vec, one);
-    LLVMPositionBuilderAtEnd(f->b, vec);
-    fast->pos[r->dim - 1] = c32(f, 0);
-    LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
-    if (!p0)
-        return NULL;
-    LLVMValueRef isnull = fast->isnull[a - fast->acc];
-    LLVMValueRef ins[3];
-    LLVMBasicBlockRef from[3];
-    int n = 0;
-    if (isnull && !(LLVMIsConstant(isnull) && LLVMConstIntGetZExtValue(isnull) == 0)) {
-        /* an inactive block: the background in every lane */
-        LLVMBasicBlockRef bgb = new_bb(f, "row.bg"), ld = new_bb(f, "row.active");
-        LLVMBuildCondBr(f->b, isnull, bgb, ld);
-        LLVMPositionBuilderAtEnd(f->b, bgb);
-        LLVMValueRef bg = cg_rt_load(f, ptr->field, CG_AT_FIELD, 0,
-                                     offsetof(plm_rt_field, background) + 4u * ptr->comp, f->t_f32);
-        ins[n] = splat(r, bg);
-        from[n++] = LLVMGetInsertBlock(f->b);
-        LLVMBuildBr(f->b, join);
-        LLVMPositionBuilderAtEnd(f->b, ld);
+    int k = f->task->fields[a->slot].components;
+    LLVMTypeRef vt = vtype(r, f->t_f32), rt = LLVMVectorType(f->t_f32, (unsigned)(r->W * k));
+    /* the stride is a constant where the layout is known when compiling (the usual case) */
+    LLVMValueRef contig = contiguous(r, a, 4u * (unsigned)k);
+    int known = LLVMIsConstant(contig);
+    if (known && !LLVMConstIntGetZExtValue(contig))
+        return lanes_load(r, s, a);
+    LLVMBasicBlockRef vec = NULL, one = NULL, join = NULL;
+    if (!known) {
+        vec = new_bb(f, "row.vld");
+        one = new_bb(f, "row.lld");
+        join = new_bb(f, "row.ld");
+        LLVMBuildCondBr(f->b, contig, vec, one);
+        LLVMPositionBuilderAtEnd(f->b, vec);
     }
-    LLVMValueRef v = LLVMBuildLoad2(f->b, vt, p0, "row.gld");
-    LLVMSetAlignment(v, 4);
+    /* a neighbour along the row (c != 0): the lanes whose cell stays in the row's block load
+     * at once (a masked load, from the lane whose cell is sure to be in the block), the
+     * others one at a time */
+    int c = a->c[r->dim - 1], at = c < 0 ? r->W - 1 : 0;
+    fast->pos[r->dim - 1] = c32(f, at);
+    LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
+    LLVMValueRef base = p0 ? row_base(r, a, p0, fast->isnull[a - fast->acc]) : NULL;
+    if (!base)
+        return NULL;
+    LLVMValueRef v;
+    if (c == 0) {
+        v = LLVMBuildLoad2(f->b, rt, base, "row.gld");
+        LLVMSetAlignment(v, 4);
+    } else {
+        LLVMValueRef back = LLVMConstInt(f->t_i64, (unsigned long long)(-4ll * k * at), 1);
+        base = LLVMBuildGEP2(f->b, f->t_i8, base, &back, 1, "row.shift");
+        LLVMValueRef m[4 * ROWVEC_MAX];
+        for (int j = 0; j < r->W * k; j++) {
+            int l = j / k;
+            m[j] = LLVMConstInt(f->t_i1, l + c >= 0 && l + c < r->W, 0);
+        }
+        char name[48];
+        snprintf(name, sizeof name, "llvm.masked.load.v%df32.p0", r->W * k);
+        LLVMTypeRef mt = LLVMVectorType(f->t_i1, (unsigned)(r->W * k));
+        LLVMTypeRef ps[4] = {f->t_ptr, f->t_i32, mt, rt};
+        LLVMTypeRef fty = LLVMFunctionType(rt, ps, 4, 0);
+        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
+        if (!fn)
+            fn = LLVMAddFunction(f->mod, name, fty);
+        LLVMValueRef args[4] = {base, c32(f, 4), LLVMConstVector(m, (unsigned)(r->W * k)),
+                                LLVMGetUndef(rt)};
+        v = LLVMBuildCall2(f->b, fty, fn, args, 4, "row.gld");
+    }
     cg_fast_mark_alias(f, v, ptr);
-    ins[n] = v;
-    from[n++] = LLVMGetInsertBlock(f->b);
+    if (k > 1)
+        v = LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(rt), pick_mask(r, k, ptr->comp), "row.comp");
+    if (c != 0) {
+        LLVMValueRef saved = cg_vmap_get(&f->vals, ptr);
+        for (int l = 0; l < r->W; l++) {
+            if (l + c >= 0 && l + c < r->W)
+                continue;
+            fast->pos[r->dim - 1] = c32(f, l);
+            LLVMValueRef pl = cg_fast_struct_ptr(f, a);
+            if (!pl || cg_vmap_put(&f->vals, ptr, pl) != 0)
+                return NULL;
+            LLVMValueRef x = cg_emit_global_load(f, s);
+            if (!x)
+                return NULL;
+            v = LLVMBuildInsertElement(f->b, v, x, c32(f, l), "");
+        }
+        cg_vmap_put(&f->vals, ptr, saved);
+    }
+    if (known)
+        return v;
+    LLVMBasicBlockRef vend = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, join);
     LLVMPositionBuilderAtEnd(f->b, one);
     LLVMValueRef w = lanes_load(r, s, a);
     if (!w)
         return NULL;
-    ins[n] = w;
-    from[n++] = LLVMGetInsertBlock(f->b);
+    LLVMBasicBlockRef lend = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, join);
     LLVMPositionBuilderAtEnd(f->b, join);
     LLVMValueRef phi = LLVMBuildPhi(f->b, vt, "row.gld");
-    LLVMAddIncoming(phi, ins, from, (unsigned)n);
+    LLVMValueRef ins[2] = {v, w};
+    LLVMBasicBlockRef from[2] = {vend, lend};
+    LLVMAddIncoming(phi, ins, from, 2);
     return phi;
 }
 
@@ -386,7 +472,7 @@ static int vstore(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
     cg_fast *fast = f->fast;
     const ir_stmt *ptr = s->arg[0];
     const cg_access *a = cg_fast_access(fast, ptr);
-    LLVMValueRef v = vval(r, s->arg[1]);
+    LLVMValueRef v = vval(r, s->arg[1]), v0 = v;
     if (!v)
         return -1;
     LLVMBasicBlockRef done = new_bb(f, "row.stored");
@@ -395,16 +481,24 @@ static int vstore(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
         LLVMBuildCondBr(f->b, any_lane(r, mask), go, done);
         LLVMPositionBuilderAtEnd(f->b, go);
     }
-    if (!row_contiguous(r, a, s->arg[1]->ty)) {
+    int k = f->task->fields[a->slot].components;
+    LLVMValueRef contig = row_contiguous(r, a, s->arg[1]->ty) ? contiguous(r, a, 4u * (unsigned)k)
+                                                               : LLVMConstInt(f->t_i1, 0, 0);
+    int known = LLVMIsConstant(contig);
+    if (known && !LLVMConstIntGetZExtValue(contig)) {
         if (lanes_store(r, s, a, v, mask) != 0)
             return -1;
         LLVMBuildBr(f->b, done);
         LLVMPositionBuilderAtEnd(f->b, done);
         return 0;
     }
-    LLVMBasicBlockRef vec = new_bb(f, "row.vst"), one = new_bb(f, "row.lst");
-    LLVMBuildCondBr(f->b, contiguous(r, a, 4), vec, one);
-    LLVMPositionBuilderAtEnd(f->b, vec);
+    LLVMBasicBlockRef one = NULL;
+    if (!known) {
+        LLVMBasicBlockRef vec = new_bb(f, "row.vst");
+        one = new_bb(f, "row.lst");
+        LLVMBuildCondBr(f->b, contig, vec, one);
+        LLVMPositionBuilderAtEnd(f->b, vec);
+    }
     fast->pos[r->dim - 1] = c32(f, 0);
     LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
     if (!p0)
@@ -423,27 +517,45 @@ static int vstore(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
     LLVMBasicBlockRef st = new_bb(f, "row.vst.go");
     LLVMBuildCondBr(f->b, bad, done, st);
     LLVMPositionBuilderAtEnd(f->b, st);
+    LLVMValueRef back = LLVMConstInt(f->t_i64, (unsigned long long)(-4ll * ptr->comp), 1);
+    LLVMValueRef base = LLVMBuildGEP2(f->b, f->t_i8, p0, &back, 1, "row.run");
     LLVMValueRef inst;
-    if (mask) {
+    if (mask || k > 1) {
+        /* lane l at element l's component: the other components' floats are left alone */
+        LLVMValueRef m = mask ? mask : LLVMConstAllOnes(vtype(r, f->t_i1));
+        if (k > 1) {
+            LLVMValueRef pm = place_mask(r, k, ptr->comp);
+            v = LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(LLVMTypeOf(v)), pm, "row.put");
+            LLVMValueRef e[4 * ROWVEC_MAX];
+            for (int j2 = 0; j2 < r->W * k; j2++)
+                e[j2] = c32(f, j2 % k == (int)ptr->comp ? j2 / k : r->W);
+            /* lanes of other components read a false lane appended to the mask */
+            LLVMValueRef wide = LLVMBuildShuffleVector(
+                f->b, m, LLVMConstNull(LLVMTypeOf(m)), LLVMConstVector(e, (unsigned)(r->W * k)),
+                "row.putmask");
+            m = wide;
+        }
         char name[48];
-        snprintf(name, sizeof name, "llvm.masked.store.v%df32.p0", r->W);
-        LLVMTypeRef ps[4] = {LLVMTypeOf(v), f->t_ptr, f->t_i32, LLVMTypeOf(mask)};
+        snprintf(name, sizeof name, "llvm.masked.store.v%df32.p0", r->W * k);
+        LLVMTypeRef ps[4] = {LLVMTypeOf(v), f->t_ptr, f->t_i32, LLVMTypeOf(m)};
         LLVMTypeRef fty = LLVMFunctionType(f->t_void, ps, 4, 0);
         LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
         if (!fn)
             fn = LLVMAddFunction(f->mod, name, fty);
-        LLVMValueRef args[4] = {v, p0, c32(f, 4), mask};
+        LLVMValueRef args[4] = {v, base, c32(f, 4), m};
         inst = LLVMBuildCall2(f->b, fty, fn, args, 4, "");
     } else {
-        inst = LLVMBuildStore(f->b, v, p0);
+        inst = LLVMBuildStore(f->b, v, base);
         LLVMSetAlignment(inst, 4);
     }
     cg_fast_mark_alias(f, inst, ptr);
     LLVMBuildBr(f->b, done);
-    LLVMPositionBuilderAtEnd(f->b, one);
-    if (lanes_store(r, s, a, v, mask) != 0)
-        return -1;
-    LLVMBuildBr(f->b, done);
+    if (one) {
+        LLVMPositionBuilderAtEnd(f->b, one);
+        if (lanes_store(r, s, a, v0, mask) != 0)
+            return -1;
+        LLVMBuildBr(f->b, done);
+    }
     LLVMPositionBuilderAtEnd(f->b, done);
     return 0;
 }

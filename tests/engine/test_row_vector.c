@@ -117,7 +117,7 @@ static void test_red_black_interleaved(void)
 
 static const char *mix_src =
     "kernel mix(field<f32> dom, field<f32> a, field<vec3> v, field<vec3> o, field<f32> q,\n"
-    "           f32 t) {\n"
+    "           field<vec3> o2, f32 t) {\n"
     "    for (I in dom) {\n"
     "        f32 x = a[I];\n"
     "        f32 y = 0.0;\n"
@@ -131,6 +131,10 @@ static const char *mix_src =
     "        o[I] = vec3(w.x * y, max(w.y, y), w.z - y);\n"
     "        if (y < 0.5) {\n"
     "            q[I] = y * 2.0;\n"
+    "        }\n"
+    "        vec3 u = v[I + ivec3(1, 0, 0)];\n"
+    "        if (x > 0.5) {\n"
+    "            o2[I] = u * 2.0 - vec3(y);\n"
     "        }\n"
     "    }\n"
     "}\n";
@@ -146,9 +150,11 @@ static void test_mixed_body(void)
     fill(a, 3);
     fill_k(v, 4, 3);
     fill(q, 7);
+    eng_field *o2 = et_field(ctx, "m_o2", 3, ENG_VEC3, 0.0f);
+    fill_k(o2, 12, 3);
     eng_program *p = et_compile(ctx, mix_src);
-    eng_arg args[6] = {et_f(dom), et_f(a), et_f(v), et_f(o), et_f(q), et_s(0.375)};
-    if (et_run(ctx, p, "mix", args, 6))
+    eng_arg args[7] = {et_f(dom), et_f(a), et_f(v), et_f(o), et_f(q), et_f(o2), et_s(0.375)};
+    if (et_run(ctx, p, "mix", args, 7))
         return;
     int bad = 0, both[2] = {0, 0};
     FOR_ACTIVE(x, y0, z) {
@@ -171,6 +177,14 @@ static void test_mixed_body(void)
             if (got[c] != want[c] && bad++ < 5)
                 fprintf(stderr, "mix (%d,%d,%d) value %d: %.9g, expected %.9g\n", x, y0, z, c,
                         got[c], want[c]);
+        /* o2: u (the +x neighbour, in an inactive block past x = 7, 15, ...) where x > 0.5 */
+        for (int c = 0; c < 3; c++) {
+            float u = at_bg(4 + c, x + 1, y0, z, 0.5f);
+            float w2 = xa > 0.5f ? u * 2.0f - y : pat(12 + c, x, y0, z);
+            float g2 = et_at(o2, x, y0, z, c);
+            if (g2 != w2 && bad++ < 5)
+                fprintf(stderr, "mix (%d,%d,%d) o2.%d: %.9g, expected %.9g\n", x, y0, z, c, g2, w2);
+        }
     }
     CHECK(bad == 0);
     CHECK(both[0] > 1000 && both[1] > 1000);
@@ -190,9 +204,9 @@ static char *listing(const char *src, const char *kernel)
  * lanes two or more blocks away, below 0 or past the active pattern (the walk, lane by lane),
  * and inactive blocks read the background. */
 static const char *samp_src =
-    "kernel samp(field<f32> dom, field<f32> a, field<f32> o, f32 s) {\n"
+    "kernel samp(field<f32> dom, field<f32> a, field<f32> o, field<f32> sh, f32 s) {\n"
     "    for (I in dom) {\n"
-    "        vec3 p = vec3(I) * s + vec3(3.0, -5.0, 2.0);\n"
+    "        vec3 p = vec3(I) * s + vec3(sh[I], -5.0, 2.0);\n"
     "        ivec3 b = ivec3(floor(p));\n"
     "        o[I] = a[b] + 0.5 * a[b + ivec3(1, 0, 0)] + 0.25 * a[b + ivec3(0, 0, 1)];\n"
     "    }\n"
@@ -205,9 +219,13 @@ static void test_samples(void)
     eng_field *o = et_field(ctx, "s_o", 3, ENG_F32, 0.0f);
     fill(dom, 9);
     fill(a, 5);
+    /* the point depends on a loaded value (3 everywhere), as a sample's does: reads at points
+     * made from the loop index alone stay scalar (cached_read.c, from_load) */
+    eng_field *sh = et_field(ctx, "s_sh", 3, ENG_F32, 3.0f);
+    et_put(ctx, sh, 0, 0, 0, 3.0f);
     eng_program *p = et_compile(ctx, samp_src);
-    eng_arg args[4] = {et_f(dom), et_f(a), et_f(o), et_s(1.7)};
-    if (et_run(ctx, p, "samp", args, 4))
+    eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
+    if (et_run(ctx, p, "samp", args, 5))
         return;
     int bad = 0, far = 0;
     FOR_ACTIVE(x, y, z) {
