@@ -177,6 +177,13 @@ static int recognize(const ir_task *t, const ir_stmt *s, cread_site *site)
     for (int x = 0; x < dim; x++)
         if (idx->arg[x]->ty != IR_I32)
             return 0;
+    /* The out-of-line walk (make_helper) stands its parameters in for the index statements,
+     * one per axis: one statement on two axes (f[ivec3(k, k, k)]) would take a single
+     * parameter for both, and the walk went to (z, z, z) for any (x, y, z) asked. */
+    for (int x = 0; x < dim; x++)
+        for (int y = x + 1; y < dim; y++)
+            if (idx->arg[x] == idx->arg[y])
+                return 0;
     memset(site, 0, sizeof *site);
     site->child = s;
     site->idx = idx;
@@ -1259,16 +1266,21 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
 
 /* Whether value v comes (within `depth` steps) from something loaded: a sample's point does,
  * a regular stencil's (2 J + c of a restriction) does not. Deeper than that: assumed so. */
-static int from_load(const ir_stmt *v, int depth)
+static int from_load(const ir_stmt *v, int depth, cg_smap *seen)
 {
     if (v->op == IR_GLOBAL_LOAD || v->op == IR_LOAD)
         return 1;
     if (depth == 0)
         return 1;
-    for (int i = 0; i < v->nargs; i++)
-        if (v->arg[i] && from_load(v->arg[i], depth - 1))
-            return 1;
-    return 0;
+    int k = cg_smap_get(seen, v);
+    if (k)
+        return k - 1; /* each statement once: a body's values share operands widely */
+    int r = 0;
+    for (int i = 0; i < v->nargs && !r; i++)
+        r = v->arg[i] && from_load(v->arg[i], depth - 1, seen);
+    if (cg_smap_put(seen, v, r + 1) != 0)
+        return 1;
+    return r;
 }
 
 int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
@@ -1285,8 +1297,10 @@ int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
      * lookup serves all members at once: a coarse grid's reads of the fine one lie blocks
      * away from the entry, where the vector path would walk lane by lane */
     int sampled = 0;
+    cg_smap seen = {0};
     for (int a = 0; a < fi->dim; a++)
-        sampled |= from_load(g->base[a], 12);
+        sampled |= from_load(g->base[a], 12, &seen);
+    cg_smap_free(&seen);
     return sampled && g->tab > 0 && cr->table_bg[g->slot] && bg_readable(cr, s) && fi->elem == IR_F32 &&
            fi->dim == f->task->fields[g->slot].dim;
 }
@@ -1390,9 +1404,11 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     if (!cr->helper[slot] && !(cr->helper[slot] = make_helper(f, site)))
         return NULL;
     LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx}, saved[IR_MAX_DIM];
+    /* all saved before any is replaced: one statement may index two axes (a[ivec3(k)]) */
+    for (int a = 0; a < dim; a++)
+        saved[a] = cg_vmap_get(&f->vals, site->idx->arg[a]);
     for (int a = 0; a < dim; a++) {
         args[1 + a] = LLVMBuildExtractElement(f->b, x[a], l, "");
-        saved[a] = cg_vmap_get(&f->vals, site->idx->arg[a]);
         cg_vmap_put(&f->vals, site->idx->arg[a], args[1 + a]);
     }
     /* through the site's cache, as table_place's far path: lanes away from the entry are
@@ -1402,7 +1418,7 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
         key[a] = leaf_key(f, slot, lsid, a, args[1 + a]);
     LLVMValueRef c = cached_lookup(f, slot, dim, site->key, &site->cont, args + 1, key);
     LLVMValueRef i = cg_emit_sn_index(f, s->arg[1], lsid);
-    for (int a = 0; a < dim; a++)
+    for (int a = dim - 1; a >= 0; a--)
         cg_vmap_put(&f->vals, site->idx->arg[a], saved[a]);
     if (!i)
         return NULL;

@@ -8,27 +8,31 @@
  * Which bodies. Statements this file can do lane-wise: constants, arguments, the loop index,
  * float and integer arithmetic other than integer division, modulo and shifts (their
  * emitters build scalar constants), tan and atan2 (libm calls by name), casts, selects, fma,
- * locals, `if`/`else`, and loads and stores through the fast copy's recognized accesses
- * (stores only at the cell itself). Anything else (atomics, loops, reads at computed
- * points, activation calls) leaves the body to the scalar fast copy.
+ * locals, `if`/`else`, loads and stores through the fast copy's recognized accesses
+ * (stores only at the cell itself), and the corners of samples that cached_read.c serves
+ * from its table of neighbouring blocks (cg_cread_row_ok). Anything else (atomics, loops,
+ * other reads at computed points, activation calls) leaves the body to the scalar copy.
  *
  * How. Every value is a W-lane vector (uniform ones splatted; LLVM hoists them). An `if`
  * narrows a lane mask: both branches run for every lane (loads are always safe here: an
  * inactive block reads the background), a store writes only the mask's lanes, a local keeps
  * its old value in the others, and a branch none of the row's lanes takes is skipped. A
- * load at the cell's own position along the row (the access's constant 0 on the innermost
- * axis) of a one-component f32 field whose cells are 4 bytes apart (checked at run time:
- * fields placed side by side in one tree may interleave) is one vector load, or the
- * background splatted when the block is inactive; other loads are W scalar loads (the
- * scalar emitter at each lane's position), put into lanes. Stores likewise: a masked vector
- * store, or per lane. A write's block (the fast copy's lazy, activating lookup) is looked up
- * only when some lane of the row stores, as the scalar copy would.
+ * load of an f32 field (vec3 too) of a dense leaf whose elements follow each other (the
+ * stride known when compiling, or tested at run time: fields interleaved in one tree do not)
+ * is a vector load of the row's run of elements, a component picked by a shuffle; an
+ * inactive block reads the leaf's block of background values at the same place. A neighbour
+ * along the row loads its lanes inside the row's block with a masked load, the others one
+ * at a time. Other loads are W scalar loads (the scalar emitter at each lane's position).
+ * Stores likewise: masked vector stores, or per lane. A write's block (the fast copy's
+ * lazy, activating lookup) is looked up only when some lane of the row stores, as the
+ * scalar copy would.
  *
  * Why the results are the same bits. Each lane does the scalar copy's operations on the same
  * operands (LLVM's vector float operations, fma, minnum/maxnum, floor and saturating casts
  * are lane-wise the scalar ones). What changes is the order of cells within a row, which a
- * struct_for leaves unspecified (language.md: iterations are independent; the GPU runs them
- * at once).
+ * struct_for leaves unspecified (language.md: iterations run in parallel, in no particular
+ * order; the GPU runs them at once): a body that reads, along the row, an element another
+ * cell of the row writes races, and its lanes see the writes in statement order.
  *
  * Only reads the IR. Called by task_entry.c's fast copy on the CPU, on the compiling thread. */
 #define _GNU_SOURCE
@@ -101,7 +105,7 @@ static int ok_stmt(const cg_fn *f, const ir_stmt *loop, const ir_stmt *s)
     case IR_LOAD:
     case IR_STORE: return s->arg[0]->op == IR_ALLOCA && inside(s->arg[0], loop);
     case IR_ALLOCA: return !IR_IS_PTR(IR_POINTEE(s->ty));
-    case IR_LOOP_INDEX: return s->loop == loop && s->index < IR_MAX_DIM;
+    case IR_LOOP_INDEX: return s->loop == loop && s->index < f->task->fields[f->task->field].dim;
     case IR_UNARY: return s->sub != IR_TAN;
     case IR_BINARY:
         if (s->sub == IR_ATAN2)
@@ -111,9 +115,15 @@ static int ok_stmt(const cg_fn *f, const ir_stmt *loop, const ir_stmt *s)
             return 0;
         return 1;
     case IR_IF: return ok_block(f, loop, s->body) && (!s->els || ok_block(f, loop, s->els));
-    case IR_GLOBAL_LOAD:
-        return cg_fast_access(fast, s->arg[0]) != NULL ||
-               (s->ty == IR_F32 && cg_cread_row_ok(f, s->arg[0]));
+    case IR_GLOBAL_LOAD: {
+        const cg_access *a = cg_fast_access(fast, s->arg[0]);
+        if (!a)
+            return s->ty == IR_F32 && cg_cread_row_ok(f, s->arg[0]);
+        /* a load through an activating pointer (x[I] += v) of a bitmasked leaf activates its
+         * cell: lanes the mask leaves out must not */
+        const ir_field_info *fi = &f->task->fields[a->slot];
+        return !a->fptr->activate || fi->levels[fi->nlevels - 1].kind == IR_KIND_DENSE;
+    }
     case IR_GLOBAL_STORE: {
         const cg_access *a = cg_fast_access(fast, s->arg[0]);
         if (!a)
@@ -347,7 +357,9 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
     cg_fast *fast = f->fast;
     const ir_stmt *ptr = s->arg[0];
     const cg_access *a = cg_fast_access(fast, ptr);
-    if (!row_contiguous(r, a, s->ty))
+    /* through an activating pointer, an out-of-range block gives the one-element sink:
+     * read lane by lane as the scalar copy does */
+    if (!row_contiguous(r, a, s->ty) || ptr->activate)
         return lanes_load(r, s, a);
     int k = f->task->fields[a->slot].components;
     LLVMTypeRef vt = vtype(r, f->t_f32), rt = LLVMVectorType(f->t_f32, (unsigned)(r->W * k));
@@ -660,7 +672,7 @@ static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
     }
     case IR_GLOBAL_LOAD:
         if (!cg_fast_access(f->fast, s->arg[0]))
-            return put(r, s, cg_cread_row_load(f, cg_val(f, s->arg[0]), (unsigned)r->W));
+            return put(r, s, cg_cread_row_load(f, vval(r, s->arg[0]), (unsigned)r->W));
         return put(r, s, vload(r, s));
     case IR_GLOBAL_STORE: return vstore(r, s, mask);
     case IR_IF: {
@@ -670,7 +682,7 @@ static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
         LLVMValueRef m = mask ? LLVMBuildAnd(f->b, mask, c, "") : c;
         if (emit_branch(r, s->body, m) != 0)
             return -1;
-        if (!s->els)
+        if (!s->els || !s->els->first)
             return 0;
         LLVMValueRef nc = LLVMBuildNot(f->b, c, "");
         return emit_branch(r, s->els, mask ? LLVMBuildAnd(f->b, mask, nc, "") : nc);

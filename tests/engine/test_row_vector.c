@@ -190,6 +190,75 @@ static void test_mixed_body(void)
     CHECK(both[0] > 1000 && both[1] > 1000);
 }
 
+/* x[I] += v through an activating pointer, into a field whose leaf keeps activity per voxel
+ * (bitmasked): only the voxels whose lane takes the branch become active, as one cell at a
+ * time would have it (the load of x must not activate the row's other cells). */
+static void test_bitmasked_activation(void)
+{
+    char layout[128], rest[64];
+    snprintf(layout, sizeof layout, "%s", eng_default_layout(3));
+    char *leaf = strstr(layout, "dense(");
+    CHECK(leaf != NULL);
+    if (!leaf)
+        return;
+    snprintf(rest, sizeof rest, "%s", leaf + 5);
+    snprintf(leaf, sizeof layout - (size_t)(leaf - layout), "bitmasked%s", rest);
+    eng_field *dom = et_field(ctx, "b_dom", 3, ENG_F32, 0.0f);
+    eng_field *x = et_field_layout(ctx, "b_x", layout, ENG_F32, 0.0f);
+    fill(dom, 9);
+    eng_program *p = et_compile(ctx,
+        "kernel bump(field<f32> dom, field<f32> x) {\n"
+        "    for (I in dom) { if (dom[I] > 1.5) { x[I] += 1.0; } }\n"
+        "}\n");
+    eng_arg args[2] = {et_f(dom), et_f(x)};
+    if (et_run(ctx, p, "bump", args, 2))
+        return;
+    uint64_t want = 0;
+    int bad = 0;
+    FOR_ACTIVE(i, j, k) {
+        int hit = pat(9, i, j, k) > 1.5f;
+        want += (uint64_t)hit;
+        if (et_at(x, i, j, k, 0) != (hit ? 1.0f : 0.0f) && bad++ < 5)
+            fprintf(stderr, "bump (%d,%d,%d): %g\n", i, j, k, et_at(x, i, j, k, 0));
+    }
+    CHECK(bad == 0);
+    CHECK(want > 100 && want < 32 * 512 / 2);
+    CHECK(eng_field_active_voxels(x) == want);
+}
+
+/* One statement indexing every axis of a read at a computed point (a[ivec3(k, k, k)]): the
+ * cached reads' out-of-line walk stood one parameter in for all three axes and walked to
+ * (z, z, z) (rows on and off alike); such reads now keep the generic walk. */
+static void test_one_index_on_all_axes(void)
+{
+    eng_field *dom = et_field(ctx, "d_dom", 3, ENG_F32, 0.0f);
+    eng_field *sh = et_field(ctx, "d_sh", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "d_a", 3, ENG_F32, 0.75f);
+    eng_field *o = et_field(ctx, "d_o", 3, ENG_F32, 0.0f);
+    fill(dom, 9);
+    fill(sh, 6);
+    fill(a, 5);
+    eng_program *p = et_compile(ctx,
+        "kernel diag(field<f32> dom, field<f32> sh, field<f32> a, field<f32> o) {\n"
+        "    for (I in dom) {\n"
+        "        i32 k = i32(sh[I] * 4.0) + I.z;\n"
+        "        o[I] = a[ivec3(k, k, k)] + a[ivec3(k + 1, k, k)];\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[4] = {et_f(dom), et_f(sh), et_f(a), et_f(o)};
+    if (et_run(ctx, p, "diag", args, 4))
+        return;
+    int bad = 0;
+    FOR_ACTIVE(x, y, z) {
+        int k = (int)(pat(6, x, y, z) * 4.0f) + z;
+        float want = at_bg(5, k, k, k, 0.75f) + at_bg(5, k + 1, k, k, 0.75f);
+        float got = et_at(o, x, y, z, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "diag (%d,%d,%d): %.9g, expected %.9g\n", x, y, z, got, want);
+    }
+    CHECK(bad == 0);
+}
+
 static char *listing(const char *src, const char *kernel)
 {
     char *text = NULL, err[512];
@@ -275,6 +344,8 @@ int main(void)
     test_red_black_interleaved();
     test_mixed_body();
     test_samples();
+    test_bitmasked_activation();
+    test_one_index_on_all_axes();
     test_vector_code();
     eng_destroy(ctx);
     CHECK_DONE();
