@@ -34,8 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <llvm-c/DebugInfo.h>
-
 #include "engine/codegen/cg_internal.h"
 #include "sparse/runtime/runtime.h"
 
@@ -1321,12 +1319,8 @@ static LLVMValueRef row_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsi
     char name[64];
     snprintf(name, sizeof name, "llvm.masked.gather.%s", suffix);
     LLVMTypeRef ps[4] = {LLVMTypeOf(ptrs), f->t_i32, LLVMTypeOf(mask), vt};
-    LLVMTypeRef fty = LLVMFunctionType(vt, ps, 4, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
-    if (!fn)
-        fn = LLVMAddFunction(f->mod, name, fty);
     LLVMValueRef args[4] = {ptrs, c32(f, align), mask, pass};
-    return LLVMBuildCall2(f->b, fty, fn, args, 4, "row.gather");
+    return cg_call_rt(f, name, vt, ps, args, 4);
 }
 
 /* The W lanes' addresses of direct read s, the operands of its site's index being W-lane
@@ -1385,11 +1379,7 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     /* lanes away from the entry: the walk, one lane at a time */
     char rname[48];
     snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
-    LLVMTypeRef rty = LLVMFunctionType(f->t_i1, &v1, 1, 0);
-    LLVMValueRef rfn = LLVMGetNamedFunction(f->mod, rname);
-    if (!rfn)
-        rfn = LLVMAddFunction(f->mod, rname, rty);
-    LLVMValueRef all = LLVMBuildCall2(f->b, rty, rfn, &ok, 1, "row.allnear");
+    LLVMValueRef all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.far");
     LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.walk");
@@ -1434,17 +1424,9 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     LLVMValueRef l1 = LLVMBuildAdd(f->b, l, c32(f, 1), "");
     LLVMValueRef back =
         LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntULT, l1, c32(f, W), ""), loop, done);
-    {
-        /* kept rolled: the walk is rare, and W copies of it per read made the fused
-         * advection tasks' compile twice as long */
-        LLVMMetadataRef self = LLVMTemporaryMDNode(f->ctx, NULL, 0);
-        LLVMMetadataRef name = LLVMMDStringInContext2(f->ctx, "llvm.loop.unroll.disable", 24);
-        LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(f->ctx, &name, 1)};
-        LLVMMetadataRef id = LLVMMDNodeInContext2(f->ctx, ops, 2);
-        LLVMMetadataReplaceAllUsesWith(self, id);
-        LLVMSetMetadata(back, LLVMGetMDKindIDInContext(f->ctx, "llvm.loop", 9),
-                        LLVMMetadataAsValue(f->ctx, id));
-    }
+    /* kept rolled: the walk is rare, and W copies of it per read made the fused advection
+     * tasks' compile twice as long */
+    cg_loop_hint(f, back, "llvm.loop.unroll.disable");
     LLVMValueRef inl[2] = {c32(f, 0), l1}, inc[2] = {blk, cv2};
     LLVMBasicBlockRef froml[2] = {pre, next};
     LLVMAddIncoming(l, inl, froml, 2);

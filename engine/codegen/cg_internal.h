@@ -129,6 +129,9 @@ void cg_new_block_after_jump(cg_fn *f, const char *name);
 /* An alloca in the entry block. */
 LLVMValueRef cg_entry_alloca(cg_fn *f, LLVMTypeRef ty, const char *name);
 int cg_push_loop(cg_fn *f, const ir_stmt *s, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont);
+/* Marks the loop whose back edge is br with a llvm.loop hint ("llvm.loop.unroll.full": short
+ * constant loops past LLVM's own size limit; "llvm.loop.unroll.disable"). (task_entry.c) */
+void cg_loop_hint(cg_fn *f, LLVMValueRef br, const char *hint);
 void cg_pop_loop(cg_fn *f);
 cg_loop *cg_find_loop(cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_arg(cg_fn *f, ir_type ty, uint32_t index);
@@ -165,7 +168,8 @@ LLVMValueRef cg_emit_field_ptr_at(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LL
  * field's stride, loaded). No NULL or range handling. */
 LLVMValueRef cg_dense_elem(cg_fn *f, const ir_stmt *fptr, LLVMValueRef c, LLVMValueRef cell,
                            LLVMValueRef stride);
-/* Calls a runtime function (declared on first use). */
+/* Calls a function of the module by name: a runtime function or an intrinsic of any
+ * overload (declared on first use). */
 LLVMValueRef cg_call_rt(cg_fn *f, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
                         LLVMValueRef *args, unsigned n);
 /* Member offsets of the runtime's structs, for the struct-for entry. */

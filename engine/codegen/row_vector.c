@@ -197,11 +197,7 @@ static LLVMValueRef any_lane(rowvec *r, LLVMValueRef mask)
     char name[48];
     snprintf(name, sizeof name, "llvm.vector.reduce.or.v%di1", r->W);
     LLVMTypeRef mt = LLVMTypeOf(mask);
-    LLVMTypeRef fty = LLVMFunctionType(f->t_i1, &mt, 1, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
-    if (!fn)
-        fn = LLVMAddFunction(f->mod, name, fty);
-    return LLVMBuildCall2(f->b, fty, fn, &mask, 1, "any");
+    return cg_call_rt(f, name, f->t_i1, &mt, &mask, 1);
 }
 
 /* The value of operand s: a statement outside the loop's body (an argument or constant at
@@ -237,11 +233,7 @@ static LLVMValueRef vcast(rowvec *r, ir_type to, ir_type from, LLVMValueRef a)
         snprintf(name, sizeof name, "llvm.%s.sat.v%d%s.v%d%s",
                  ir_type_is_signed(to) ? "fptosi" : "fptoui", r->W, to == IR_I64 ? "i64" : "i32",
                  r->W, from == IR_F32 ? "f32" : "f64");
-        LLVMTypeRef fty = LLVMFunctionType(tt, &ft, 1, 0);
-        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
-        if (!fn)
-            fn = LLVMAddFunction(f->mod, name, fty);
-        return LLVMBuildCall2(b, fty, fn, &a, 1, "cast");
+        return cg_call_rt(f, name, tt, &ft, &a, 1);
     }
     if (from == IR_BOOL)
         return LLVMBuildUIToFP(b, a, tt, "cast");
@@ -330,14 +322,20 @@ static LLVMValueRef row_base(rowvec *r, const cg_access *a, LLVMValueRef p0, LLV
     return LLVMBuildGEP2(f->b, f->t_i8, p0, &back, 1, "row.run");
 }
 
-/* Load s at each lane's cell with the scalar emitter. */
-static LLVMValueRef lanes_load(rowvec *r, const ir_stmt *s, const cg_access *a)
+/* Load s at each lane's cell with the scalar emitter, into v (NULL: every lane, into a new
+ * vector; else only the lanes whose cell lies outside the row's block, neighbour offset c). */
+static LLVMValueRef lanes_load(rowvec *r, const ir_stmt *s, const cg_access *a, LLVMValueRef v,
+                               int c)
 {
     cg_fn *f = r->f;
     const ir_stmt *ptr = s->arg[0];
     LLVMValueRef saved = cg_vmap_get(&f->vals, ptr);
-    LLVMValueRef v = LLVMGetUndef(vtype(r, cg_type(f, s->ty)));
+    int all = v == NULL;
+    if (all)
+        v = LLVMGetUndef(vtype(r, cg_type(f, s->ty)));
     for (int l = 0; l < r->W; l++) {
+        if (!all && l + c >= 0 && l + c < r->W)
+            continue;
         f->fast->pos[r->dim - 1] = c32(f, l);
         LLVMValueRef p = cg_fast_struct_ptr(f, a);
         if (!p || cg_vmap_put(&f->vals, ptr, p) != 0)
@@ -360,14 +358,14 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
     /* through an activating pointer, an out-of-range block gives the one-element sink:
      * read lane by lane as the scalar copy does */
     if (!row_contiguous(r, a, s->ty) || ptr->activate)
-        return lanes_load(r, s, a);
+        return lanes_load(r, s, a, NULL, 0);
     int k = f->task->fields[a->slot].components;
     LLVMTypeRef vt = vtype(r, f->t_f32), rt = LLVMVectorType(f->t_f32, (unsigned)(r->W * k));
     /* the stride is a constant where the layout is known when compiling (the usual case) */
     LLVMValueRef contig = contiguous(r, a, 4u * (unsigned)k);
     int known = LLVMIsConstant(contig);
     if (known && !LLVMConstIntGetZExtValue(contig))
-        return lanes_load(r, s, a);
+        return lanes_load(r, s, a, NULL, 0);
     LLVMBasicBlockRef vec = NULL, one = NULL, join = NULL;
     if (!known) {
         vec = new_bb(f, "row.vld");
@@ -401,39 +399,21 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
         snprintf(name, sizeof name, "llvm.masked.load.v%df32.p0", r->W * k);
         LLVMTypeRef mt = LLVMVectorType(f->t_i1, (unsigned)(r->W * k));
         LLVMTypeRef ps[4] = {f->t_ptr, f->t_i32, mt, rt};
-        LLVMTypeRef fty = LLVMFunctionType(rt, ps, 4, 0);
-        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
-        if (!fn)
-            fn = LLVMAddFunction(f->mod, name, fty);
         LLVMValueRef args[4] = {base, c32(f, 4), LLVMConstVector(m, (unsigned)(r->W * k)),
                                 LLVMGetUndef(rt)};
-        v = LLVMBuildCall2(f->b, fty, fn, args, 4, "row.gld");
+        v = cg_call_rt(f, name, rt, ps, args, 4);
     }
     cg_fast_mark_alias(f, v, ptr);
     if (k > 1)
         v = LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(rt), pick_mask(r, k, ptr->comp), "row.comp");
-    if (c != 0) {
-        LLVMValueRef saved = cg_vmap_get(&f->vals, ptr);
-        for (int l = 0; l < r->W; l++) {
-            if (l + c >= 0 && l + c < r->W)
-                continue;
-            fast->pos[r->dim - 1] = c32(f, l);
-            LLVMValueRef pl = cg_fast_struct_ptr(f, a);
-            if (!pl || cg_vmap_put(&f->vals, ptr, pl) != 0)
-                return NULL;
-            LLVMValueRef x = cg_emit_global_load(f, s);
-            if (!x)
-                return NULL;
-            v = LLVMBuildInsertElement(f->b, v, x, c32(f, l), "");
-        }
-        cg_vmap_put(&f->vals, ptr, saved);
-    }
+    if (c != 0 && !(v = lanes_load(r, s, a, v, c)))
+        return NULL;
     if (known)
         return v;
     LLVMBasicBlockRef vend = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, join);
     LLVMPositionBuilderAtEnd(f->b, one);
-    LLVMValueRef w = lanes_load(r, s, a);
+    LLVMValueRef w = lanes_load(r, s, a, NULL, 0);
     if (!w)
         return NULL;
     LLVMBasicBlockRef lend = LLVMGetInsertBlock(f->b);
@@ -550,12 +530,8 @@ static int vstore(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
         char name[48];
         snprintf(name, sizeof name, "llvm.masked.store.v%df32.p0", r->W * k);
         LLVMTypeRef ps[4] = {LLVMTypeOf(v), f->t_ptr, f->t_i32, LLVMTypeOf(m)};
-        LLVMTypeRef fty = LLVMFunctionType(f->t_void, ps, 4, 0);
-        LLVMValueRef fn = LLVMGetNamedFunction(f->mod, name);
-        if (!fn)
-            fn = LLVMAddFunction(f->mod, name, fty);
         LLVMValueRef args[4] = {v, base, c32(f, 4), m};
-        inst = LLVMBuildCall2(f->b, fty, fn, args, 4, "");
+        inst = cg_call_rt(f, name, f->t_void, ps, args, 4);
     } else {
         inst = LLVMBuildStore(f->b, v, base);
         LLVMSetAlignment(inst, 4);

@@ -169,12 +169,10 @@ static LLVMValueRef loop_close(cg_fn *f, counted *c)
 
 #define FAST_UNROLL_MAX 400 /* IR statements of a fast copy's body whose cell loop is unrolled */
 
-/* Asks LLVM to unroll the loop whose back edge is br completely (llvm.loop.unroll.full): for
- * short constant loops whose body is past LLVM's own size limit. */
-static void unroll_fully(cg_fn *f, LLVMValueRef br)
+void cg_loop_hint(cg_fn *f, LLVMValueRef br, const char *hint)
 {
     LLVMMetadataRef self = LLVMTemporaryMDNode(f->ctx, NULL, 0);
-    LLVMMetadataRef name = LLVMMDStringInContext2(f->ctx, "llvm.loop.unroll.full", 21);
+    LLVMMetadataRef name = LLVMMDStringInContext2(f->ctx, hint, strlen(hint));
     LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(f->ctx, &name, 1)};
     LLVMMetadataRef id = LLVMMDNodeInContext2(f->ctx, ops, 2);
     LLVMMetadataReplaceAllUsesWith(self, id);
@@ -507,7 +505,7 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     for (int a = W ? dim - 2 : dim - 1; a >= 0; a--) {
         LLVMValueRef br = loop_close(f, &c[a]);
         if (a == dim - 1 && small)
-            unroll_fully(f, br);
+            cg_loop_hint(f, br, "llvm.loop.unroll.full");
     }
     loop_close(f, ck);
     return 0;

@@ -4,48 +4,13 @@
  * stored field, through the same slot or through another slot bound to the same field) still
  * giving the kernel's own order. */
 #include "engine_test.h"
+#include "checker.h"
 
 #include "engine/listing.h"
 
 #include <stdint.h>
 
 static eng_context *ctx;
-
-/* Blocks 0..3 on each axis, every other one active; values a pattern per field. */
-static int on(int x, int y, int z)
-{
-    if (x < 0 || y < 0 || z < 0 || x >= 32 || y >= 32 || z >= 32)
-        return 0;
-    return ((x / 8 + y / 8 + z / 8) & 1) == 0;
-}
-static float pat(int f, int x, int y, int z) { return (float)((x * 7 + y * 3 + z * 5 + f * 11) % 17) * 0.25f - 2.0f; }
-
-/* Component c of the k written per voxel follows pattern f + c. */
-static void fill_k(eng_field *fld, int f, int k)
-{
-    float v[3 * 512];
-    for (int bx = 0; bx < 4; bx++)
-        for (int by = 0; by < 4; by++)
-            for (int bz = 0; bz < 4; bz++) {
-                int32_t o[3] = {bx * 8, by * 8, bz * 8};
-                if (!on(o[0], o[1], o[2]))
-                    continue;
-                for (int n = 0; n < 512; n++)
-                    for (int c = 0; c < k; c++)
-                        v[k * n + c] = pat(f + c, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
-                CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
-            }
-}
-static void fill(eng_field *fld, int f) { fill_k(fld, f, 1); }
-
-/* Every active voxel of the pattern, x outermost. */
-#define FOR_ACTIVE(x, y, z)                                                                    \
-    for (int x = 0; x < 32; x++)                                                               \
-        for (int y = 0; y < 32; y++)                                                           \
-            for (int z = 0; z < 32; z++)                                                       \
-                if (on(x, y, z))
-
-static float at_bg(int f, int x, int y, int z, float bg) { return on(x, y, z) ? pat(f, x, y, z) : bg; }
 
 /* Three linear blends, one per quantity, between the voxel and its +x neighbour (which may be
  * inactive: the background), as a fused advection of three quantities leaves them. */
@@ -71,11 +36,11 @@ static void test_blend_values(void)
     eng_field *dom = et_field(ctx, "b_dom", 3, ENG_F32, 0.0f);
     eng_field *in[3], *out[3];
     static const char *const ni[3] = {"b_a", "b_b", "b_c"}, *const no[3] = {"b_oa", "b_ob", "b_oc"};
-    fill(dom, 9);
+    checker_fill(ctx, dom, 9, 1);
     for (int q = 0; q < 3; q++) {
         in[q] = et_field(ctx, ni[q], 3, ENG_F32, 0.5f);
         out[q] = et_field(ctx, no[q], 3, ENG_F32, 0.0f);
-        fill(in[q], q);
+        checker_fill(ctx, in[q], q, 1);
     }
     eng_program *p = et_compile(ctx, blend_src);
     eng_arg args[8] = {et_f(dom), et_f(in[0]), et_f(in[1]), et_f(in[2]),
@@ -153,17 +118,17 @@ static void test_store_then_read(void)
     eng_field *d = et_field(ctx, "s_d", 3, ENG_F32, 0.5f);
     eng_field *f = et_field(ctx, "s_f", 3, ENG_F32, 0.0f);
     eng_field *ob = et_field(ctx, "s_ob", 3, ENG_F32, 0.0f);
-    fill(dom, 9);
-    fill(a, 0);
-    fill(d, 3);
-    fill(f, 5); /* what a read before the store would see */
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 0, 1);
+    checker_fill(ctx, d, 3, 1);
+    checker_fill(ctx, f, 5, 1); /* what a read before the store would see */
     eng_program *p = et_compile(ctx, alias_src);
     /* two(): oa and b are the same field f */
     eng_arg args[8] = {et_f(dom), et_f(a), et_f(f), et_f(d), et_f(f), et_f(ob), et_s(0.25),
                        et_s(0)};
     if (et_run(ctx, p, "two", args, 8) == 0)
         check_chain(ob, "two slots, one field");
-    fill(f, 5);
+    checker_fill(ctx, f, 5, 1);
     eng_arg sargs[7] = {et_f(dom), et_f(a), et_f(d), et_f(f), et_f(ob), et_s(0.25), et_s(0)};
     if (et_run(ctx, p, "same", sargs, 7) == 0)
         check_chain(ob, "one slot");
@@ -222,10 +187,10 @@ static void test_vec_and_shared(void)
     eng_field *so[3] = {et_field(ctx, "v_oa", 3, ENG_F32, 0.0f),
                         et_field(ctx, "v_ob", 3, ENG_F32, 0.0f),
                         et_field(ctx, "v_oc", 3, ENG_F32, 0.0f)};
-    fill(dom, 9);
-    fill(sa, 0);
-    fill(sb, 1);
-    fill_k(a, 0, 3);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, sa, 0, 1);
+    checker_fill(ctx, sb, 1, 1);
+    checker_fill(ctx, a, 0, 3);
     eng_program *p = et_compile(ctx, vec_src);
     eng_arg va[4] = {et_f(dom), et_f(a), et_f(o), et_s(0.375)};
     eng_arg sh[7] = {et_f(dom), et_f(sa), et_f(sb), et_f(so[0]), et_f(so[1]), et_f(so[2]),
@@ -258,8 +223,8 @@ static void test_component_readback(void)
     eng_field *dom = et_field(ctx, "r_dom", 3, ENG_F32, 0.0f);
     eng_field *a = et_field(ctx, "r_a", 3, ENG_F32, 0.5f);
     eng_field *o = et_field(ctx, "r_o", 3, ENG_VEC3, 7.0f);
-    fill(dom, 9);
-    fill(a, 0);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 0, 1);
     eng_program *p = et_compile(ctx, vec_src);
     eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_s(0.25), et_s(0)};
     if (et_run(ctx, p, "readback", args, 5))

@@ -5,50 +5,13 @@
  * under if/else, casts, lerp's fma, vec3 reads and writes and a store under a mask; and the
  * vector code really made (and not with PLUME_ROWVEC=0). */
 #include "engine_test.h"
+#include "checker.h"
 
 #include "engine/listing.h"
 
 #include <stdint.h>
 
 static eng_context *ctx;
-
-/* Blocks 0..3 on each axis, every other one active. */
-static int on(int x, int y, int z)
-{
-    if (x < 0 || y < 0 || z < 0 || x >= 32 || y >= 32 || z >= 32)
-        return 0;
-    return ((x / 8 + y / 8 + z / 8) & 1) == 0;
-}
-static float pat(int f, int x, int y, int z)
-{
-    return (float)((x * 7 + y * 3 + z * 5 + f * 11) % 17) * 0.25f - 2.0f;
-}
-
-/* Component c of the k per voxel follows pattern f + c. */
-static void fill_k(eng_field *fld, int f, int k)
-{
-    float v[3 * 512];
-    for (int bx = 0; bx < 4; bx++)
-        for (int by = 0; by < 4; by++)
-            for (int bz = 0; bz < 4; bz++) {
-                int32_t o[3] = {bx * 8, by * 8, bz * 8};
-                if (!on(o[0], o[1], o[2]))
-                    continue;
-                for (int n = 0; n < 512; n++)
-                    for (int c = 0; c < k; c++)
-                        v[k * n + c] = pat(f + c, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
-                CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
-            }
-}
-static void fill(eng_field *fld, int f) { fill_k(fld, f, 1); }
-
-#define FOR_ACTIVE(x, y, z)                                                                    \
-    for (int x = 0; x < 32; x++)                                                               \
-        for (int y = 0; y < 32; y++)                                                           \
-            for (int z = 0; z < 32; z++)                                                       \
-                if (on(x, y, z))
-
-static float at_bg(int f, int x, int y, int z, float bg) { return on(x, y, z) ? pat(f, x, y, z) : bg; }
 
 static const char *rb_src =
     "kernel rb(field<f32> dom, field<f32> r, field<f32> z, i32 color) {\n"
@@ -93,9 +56,9 @@ static void test_red_black(void)
     eng_field *dom = et_field(ctx, "rb_dom", 3, ENG_F32, 0.0f);
     eng_field *r = et_field(ctx, "rb_r", 3, ENG_F32, 0.0f);
     eng_field *z = et_field(ctx, "rb_z", 3, ENG_F32, 0.5f);
-    fill(dom, 9);
-    fill(r, 1);
-    fill(z, 2);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, r, 1, 1);
+    checker_fill(ctx, z, 2, 1);
     check_rb(dom, r, z, "red-black");
 }
 
@@ -109,9 +72,9 @@ static void test_red_black_interleaved(void)
     CHECK_OK(ctx, eng_field_declare_interleaved(ctx, d, 3, f));
     if (!f[0])
         return;
-    fill(f[0], 9);
-    fill(f[1], 1);
-    fill(f[2], 2);
+    checker_fill(ctx, f[0], 9, 1);
+    checker_fill(ctx, f[1], 1, 1);
+    checker_fill(ctx, f[2], 2, 1);
     check_rb(f[0], f[1], f[2], "red-black, interleaved");
 }
 
@@ -146,12 +109,12 @@ static void test_mixed_body(void)
     eng_field *v = et_field(ctx, "m_v", 3, ENG_VEC3, 0.5f);
     eng_field *o = et_field(ctx, "m_o", 3, ENG_VEC3, 0.0f);
     eng_field *q = et_field(ctx, "m_q", 3, ENG_F32, 0.0f);
-    fill(dom, 9);
-    fill(a, 3);
-    fill_k(v, 4, 3);
-    fill(q, 7);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 3, 1);
+    checker_fill(ctx, v, 4, 3);
+    checker_fill(ctx, q, 7, 1);
     eng_field *o2 = et_field(ctx, "m_o2", 3, ENG_VEC3, 0.0f);
-    fill_k(o2, 12, 3);
+    checker_fill(ctx, o2, 12, 3);
     eng_program *p = et_compile(ctx, mix_src);
     eng_arg args[7] = {et_f(dom), et_f(a), et_f(v), et_f(o), et_f(q), et_f(o2), et_s(0.375)};
     if (et_run(ctx, p, "mix", args, 7))
@@ -205,7 +168,7 @@ static void test_bitmasked_activation(void)
     snprintf(leaf, sizeof layout - (size_t)(leaf - layout), "bitmasked%s", rest);
     eng_field *dom = et_field(ctx, "b_dom", 3, ENG_F32, 0.0f);
     eng_field *x = et_field_layout(ctx, "b_x", layout, ENG_F32, 0.0f);
-    fill(dom, 9);
+    checker_fill(ctx, dom, 9, 1);
     eng_program *p = et_compile(ctx,
         "kernel bump(field<f32> dom, field<f32> x) {\n"
         "    for (I in dom) { if (dom[I] > 1.5) { x[I] += 1.0; } }\n"
@@ -235,9 +198,9 @@ static void test_one_index_on_all_axes(void)
     eng_field *sh = et_field(ctx, "d_sh", 3, ENG_F32, 0.0f);
     eng_field *a = et_field(ctx, "d_a", 3, ENG_F32, 0.75f);
     eng_field *o = et_field(ctx, "d_o", 3, ENG_F32, 0.0f);
-    fill(dom, 9);
-    fill(sh, 6);
-    fill(a, 5);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, sh, 6, 1);
+    checker_fill(ctx, a, 5, 1);
     eng_program *p = et_compile(ctx,
         "kernel diag(field<f32> dom, field<f32> sh, field<f32> a, field<f32> o) {\n"
         "    for (I in dom) {\n"
@@ -286,8 +249,8 @@ static void test_samples(void)
     eng_field *dom = et_field(ctx, "s_dom", 3, ENG_F32, 0.0f);
     eng_field *a = et_field(ctx, "s_a", 3, ENG_F32, 0.75f);
     eng_field *o = et_field(ctx, "s_o", 3, ENG_F32, 0.0f);
-    fill(dom, 9);
-    fill(a, 5);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 5, 1);
     /* the point depends on a loaded value (3 everywhere), as a sample's does: reads at points
      * made from the loop index alone stay scalar (cached_read.c, from_load) */
     eng_field *sh = et_field(ctx, "s_sh", 3, ENG_F32, 3.0f);
