@@ -17,7 +17,10 @@
 static int index_plus_const(const ir_stmt *e, const ir_stmt *loop, int axis, int32_t *c)
 {
     int64_t k = 0;
-    if (e->op == IR_BINARY && (e->sub == IR_ADD || e->sub == IR_SUB) && e->ty == IR_I32) {
+    /* (I + 1) + 1 as well: fused kernels' index arithmetic is not always folded */
+    for (int depth = 0; depth < 4 && e->op == IR_BINARY && (e->sub == IR_ADD || e->sub == IR_SUB) &&
+                        e->ty == IR_I32;
+         depth++) {
         const ir_stmt *x = e->arg[0], *y = e->arg[1];
         if (e->sub == IR_ADD && x->op == IR_CONST) {
             const ir_stmt *t = x;
@@ -26,7 +29,7 @@ static int index_plus_const(const ir_stmt *e, const ir_stmt *loop, int axis, int
         }
         if (y->op != IR_CONST || y->ty != IR_I32)
             return 0;
-        k = e->sub == IR_ADD ? y->ival : -y->ival;
+        k += e->sub == IR_ADD ? y->ival : -y->ival;
         e = x;
     }
     if (e->op == IR_CAST && e->ty == IR_I32 && (e->arg[0]->ty == IR_I64 || e->arg[0]->ty == IR_U32))
@@ -83,6 +86,8 @@ static int recognize(const ir_task *t, const ir_stmt *loop, int dim, const ir_st
     int leaf = fi->nlevels - 1;
     if (fi->dim != dim || leaf < 1 || s->comp >= fi->components)
         return 0;
+    if (s->op == IR_SN_IS_ACTIVE && s->level != leaf)
+        return 0;
     memset(a, 0, sizeof *a);
     a->fptr = s;
     a->slot = s->field;
@@ -127,7 +132,8 @@ static int visit(ir_stmt *s, void *ud)
     for (int i = 0; i < s->nargs && i < IR_MAX_ARGS; i++)
         if (s->arg[i] && cg_smap_put(&w->uses, s->arg[i], cg_smap_get(&w->uses, s->arg[i]) + 1))
             return w->oom = 1;
-    if (s->op != IR_SN_FIELD_PTR)
+    /* is_active of the leaf asks about the same cell an access there would reach */
+    if (s->op != IR_SN_FIELD_PTR && (s->op != IR_SN_IS_ACTIVE || w->loop->op != IR_STRUCT_FOR))
         return 0;
     cg_fast *fast = w->fast;
     if (fast->nacc == w->cap) {

@@ -485,6 +485,18 @@ int cg_cread_skips(const cg_fn *f, const ir_stmt *s)
     return k && cr->site[k - 1].direct;
 }
 
+int cg_cread_serves(const cg_fn *f, const ir_stmt *s)
+{
+    const cg_cread *cr = f->cread;
+    if (!cr)
+        return 0;
+    if (cg_cread_skips(f, s))
+        return 1;
+    if (s->op == IR_SN_CHILD)
+        return cg_smap_get(&cr->which, s) != 0;
+    return s->op == IR_SN_FIELD_PTR && s->nargs >= 2 && cg_smap_get(&cr->which, s->arg[0]) != 0;
+}
+
 /* ---- per slot: the check, and the out-of-line walk ---- */
 
 static LLVMValueRef c32(cg_fn *f, long long v)

@@ -202,7 +202,8 @@ LLVMValueRef cg_emit_atomic(cg_fn *f, const ir_stmt *s);
  * chain above it complete up to sn_root, every sn_index of it on the same index statements,
  * each of which is loop index `a` (of the task's parallel loop) plus the constant c[a]. */
 typedef struct cg_access {
-    const ir_stmt *fptr;
+    const ir_stmt *fptr;       /* sn_field_ptr; or, in a struct_for, an sn_is_active of the
+                                * leaf (a query: nothing is loaded or stored through it) */
     const ir_stmt *leaf_child; /* the leaf container */
     const ir_stmt *leaf_index;
     int slot;
@@ -271,6 +272,9 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast);
 int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef container);
 void cg_fast_struct_cell(cg_fn *f, LLVMValueRef cell);
 LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a);
+/* i1: the cell of a recognized sn_is_active (an access whose fptr is that statement) is
+ * active, at the current cell (fast->pos). */
+LLVMValueRef cg_fast_is_active(cg_fn *f, const cg_access *a);
 
 /* A struct_for whose body acts only where `loop index a & mask[a] == 0` on some axes
  * (block_head.c): the bit set of those axes (0: none), their masks in mask[]. Only reads the
@@ -305,6 +309,10 @@ int cg_chain_up(const ir_stmt *child, int field, int leaf, int dim, const ir_stm
 int cg_cread_setup(cg_fn *f);
 void cg_cread_free(cg_cread *cr);
 int cg_cread_skips(const cg_fn *f, const ir_stmt *s);
+/* Whether s is one of the statements the cached reads emit their own way (a skipped chain
+ * statement, a site's container, a read at a site): their scalar paths keep per-block state,
+ * so other emitters must not run them lane by lane. */
+int cg_cread_serves(const cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_cread_container(cg_fn *f, const ir_stmt *s, int *handled);
 /* The address of a read at a cached site that groups with others at one base (the corners of
  * a trilinear sample); handled = 0: not such a read. The site's sn_child and leaf sn_index are

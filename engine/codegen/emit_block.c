@@ -227,6 +227,10 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s)
     }
     if (f->fast && cg_fast_skips(f->fast, s))
         return 0; /* a chain statement only recognized accesses used: they do without it */
+    if (f->fast && s->op == IR_SN_IS_ACTIVE && cg_fast_access(f->fast, s)) {
+        LLVMValueRef v = cg_fast_is_active(f, cg_fast_access(f->fast, s));
+        return v ? put(f, s, v) : -1;
+    }
     if (f->fast && s->op == IR_SN_FIELD_PTR) {
         int handled;
         LLVMValueRef p = cg_fast_field_ptr(f, s, &handled);

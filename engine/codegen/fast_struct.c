@@ -142,19 +142,39 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
      * becomes active later holds the background, which is what the read saw); a program that
      * does read other cells' writes races in a parallel loop, in the generic code too. A block
      * active at the start never moves, so its values are read live. */
+    /* A tree the task leaves as it is: nothing deactivates in it, and its only activations
+     * are such writes at c = 0 in the iterated field's own tree, which land in the entry's
+     * block (active: it came from the list). Activity queries into it are then answered by
+     * the blocks looked up as the entry starts, and do not stop its stencil reads. */
+    uint8_t static_tree[64] = {0};
+    for (uint32_t s = 0; s < t->nfields && s < 64; s++) {
+        int ok = 1;
+        for (uint32_t j = 0; j < t->nfields && j < 64 && ok; j++)
+            if (ir_same_tree(t, s, j))
+                ok = !u.deact[j] && !u.act_call[j] &&
+                     (!u.act[j] || (ir_same_tree(t, j, (uint32_t)it) && write_stmts[j] == u.act_stmts[j]));
+        static_tree[s] = (uint8_t)ok;
+    }
     uint8_t stencil_ok[64] = {0};
     for (uint32_t s = 0; s < t->nfields && s < 64; s++) {
-        int ok = u.act[s] && !u.act_call[s] && !u.deact[s] && !u.query[s] &&
+        int ok = u.act[s] && !u.act_call[s] && !u.deact[s] && (!u.query[s] || static_tree[s]) &&
                  write_stmts[s] == u.act_stmts[s];
         for (uint32_t j = 0; j < t->nfields && j < 64 && ok; j++)
             if (j != s && ir_same_tree(t, s, j))
                 ok = !u.act[j];
         stencil_ok[s] = (uint8_t)ok;
     }
+    /* is_active at a cell is whether its block is there (cg_fast_is_active), when its leaf
+     * is dense and its tree static */
+    uint8_t query_ok[64] = {0};
+    for (uint32_t s = 0; s < t->nfields && s < 64; s++)
+        query_ok[s] = leaf_of(f, (int)s)->kind == IR_KIND_DENSE && static_tree[s];
     int n = 0;
     for (int i = 0; i < fast->nacc; i++) {
         cg_access *a = &fast->acc[i];
         if (!keep[i])
+            continue;
+        if (a->fptr->op == IR_SN_IS_ACTIVE && !query_ok[a->slot])
             continue;
         if (!a->activates && u.act[a->slot] && !shared_ok[a->slot] && !stencil_ok[a->slot])
             continue;
@@ -354,7 +374,9 @@ void cg_fast_struct_cell(cg_fn *f, LLVMValueRef cell)
             c32(f, (1 << lit->log2_size[x]) - 1), "pos");
 }
 
-LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
+/* The container holding a's cell at the current cell (fast->pos), and the cell's index in
+ * it; NULL on error. */
+static LLVMValueRef pick_block(cg_fn *f, const cg_access *a, LLVMValueRef *cellp)
 {
     cg_fast *fast = f->fast;
     int i = (int)(a - fast->acc);
@@ -421,6 +443,18 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
                 pick[k] = LLVMBuildSelect(f->b, out[axes[j]], pick[k | 1 << j], pick[k], "");
         c = pick[0];
     }
+    *cellp = cell;
+    return c;
+}
+
+LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
+{
+    cg_fast *fast = f->fast;
+    int i = (int)(a - fast->acc);
+    const ir_task *t = f->task;
+    LLVMValueRef cell, c = pick_block(f, a, &cell);
+    if (!c)
+        return NULL;
     const ir_field_info *fi = &t->fields[a->slot];
     if (fi->levels[fi->nlevels - 1].kind != IR_KIND_DENSE)
         return cg_emit_field_ptr_at(f, a->fptr, c, cell);
@@ -445,4 +479,13 @@ LLVMValueRef cg_fast_struct_ptr(cg_fn *f, const cg_access *a)
                              ? cg_rt_load(f, a->slot, CG_AT_RUNTIME, 0, offsetof(plm_runtime, value_sink), f->t_ptr)
                              : LLVMConstPointerNull(f->t_ptr);
     return LLVMBuildSelect(f->b, isnull, other, at, "fast.fptr");
+}
+
+LLVMValueRef cg_fast_is_active(cg_fn *f, const cg_access *a)
+{
+    LLVMValueRef cell, c = pick_block(f, a, &cell);
+    /* a dense leaf's cells are active with their block, which lies inside the field's range
+     * (extents are whole blocks); the entry's own block came from the list */
+    return c == f->fast->entry_container ? LLVMConstInt(f->t_i1, 1, 0)
+                                         : LLVMBuildIsNotNull(f->b, c, "active");
 }

@@ -93,6 +93,13 @@ static int only_loaded(const ir_stmt *p)
     return only_loaded_in(b, p);
 }
 
+/* A pointer the cached reads do not serve and the fast copy does not recognize: its chain
+ * and the loads, stores and atomics through it run lane by lane (lanes_stmt). */
+static int lane_ptr(const cg_fn *f, const ir_stmt *p)
+{
+    return !cg_fast_access(f->fast, p) && !cg_cread_serves(f, p);
+}
+
 static int ok_stmt(const cg_fn *f, const ir_stmt *loop, const ir_stmt *s)
 {
     const cg_fast *fast = f->fast;
@@ -101,24 +108,19 @@ static int ok_stmt(const cg_fn *f, const ir_stmt *loop, const ir_stmt *s)
     case IR_ARG:
     case IR_SELECT:
     case IR_FMA:
-    case IR_CAST: return 1;
+    case IR_CAST:
+    case IR_UNARY:  /* tan lane by lane */
+    case IR_BINARY: /* atan2, integer division, modulo and shifts lane by lane */
+        return 1;
     case IR_LOAD:
     case IR_STORE: return s->arg[0]->op == IR_ALLOCA && inside(s->arg[0], loop);
     case IR_ALLOCA: return !IR_IS_PTR(IR_POINTEE(s->ty));
     case IR_LOOP_INDEX: return s->loop == loop && s->index < f->task->fields[f->task->field].dim;
-    case IR_UNARY: return s->sub != IR_TAN;
-    case IR_BINARY:
-        if (s->sub == IR_ATAN2)
-            return 0;
-        if (ir_type_is_int(s->arg[0]->ty) &&
-            (s->sub == IR_DIV || s->sub == IR_MOD || s->sub == IR_SHL || s->sub == IR_SHR))
-            return 0;
-        return 1;
     case IR_IF: return ok_block(f, loop, s->body) && (!s->els || ok_block(f, loop, s->els));
     case IR_GLOBAL_LOAD: {
         const cg_access *a = cg_fast_access(fast, s->arg[0]);
         if (!a)
-            return s->ty == IR_F32 && cg_cread_row_ok(f, s->arg[0]);
+            return (s->ty == IR_F32 && cg_cread_row_ok(f, s->arg[0])) || lane_ptr(f, s->arg[0]);
         /* a load through an activating pointer (x[I] += v) of a bitmasked leaf activates its
          * cell: lanes the mask leaves out must not */
         const ir_field_info *fi = &f->task->fields[a->slot];
@@ -127,19 +129,24 @@ static int ok_stmt(const cg_fn *f, const ir_stmt *loop, const ir_stmt *s)
     case IR_GLOBAL_STORE: {
         const cg_access *a = cg_fast_access(fast, s->arg[0]);
         if (!a)
-            return 0;
+            return lane_ptr(f, s->arg[0]);
         for (int x = 0; x < IR_MAX_DIM; x++)
             if (a->c[x] != 0)
                 return 0;
         return 1;
     }
+    case IR_ATOMIC: return lane_ptr(f, s->arg[0]);
     case IR_SN_ROOT:
     case IR_SN_CHILD:
     case IR_SN_INDEX:
-    case IR_SN_LOOKUP: return cg_fast_skips(fast, s) || cg_cread_skips(f, s);
+    case IR_SN_LOOKUP:
+    case IR_SN_IS_ACTIVE:
+    case IR_SN_ACTIVATE:
+    case IR_SN_DEACTIVATE:
+        return cg_fast_skips(fast, s) || cg_cread_skips(f, s) || !cg_cread_serves(f, s);
     case IR_SN_FIELD_PTR:
         return cg_fast_skips(fast, s) || cg_cread_skips(f, s) || cg_fast_access(fast, s) ||
-               (cg_cread_row_ok(f, s) && only_loaded(s));
+               (cg_cread_row_ok(f, s) && only_loaded(s)) || !cg_cread_serves(f, s);
     default: return 0;
     }
 }
@@ -150,6 +157,28 @@ static int ok_block(const cg_fn *f, const ir_stmt *loop, const ir_block *b)
         if (!ok_stmt(f, loop, s))
             return 0;
     return 1;
+}
+
+/* Atomics run lane by lane in statement order, so the terms two atomic statements add to one
+ * element arrive in another order than cell by cell: a float sum would round differently.
+ * Such bodies (and float products) stay scalar; integer atomics, min and max do not care. */
+typedef struct atomic_count {
+    const ir_task *t;
+    uint8_t seen[64];
+    int twice;
+} atomic_count;
+
+static int count_atomic(ir_stmt *s, void *ud)
+{
+    atomic_count *n = ud;
+    if (s->op != IR_ATOMIC || !ir_type_is_float(s->ty) || s->sub == IR_ATOMIC_MIN ||
+        s->sub == IR_ATOMIC_MAX)
+        return 0;
+    /* other pointers (the global temporaries) share the last counter */
+    uint32_t slot = s->arg[0]->op == IR_SN_FIELD_PTR && s->arg[0]->field < 63 ? s->arg[0]->field : 63;
+    if (n->seen[slot]++)
+        n->twice = 1;
+    return 0;
 }
 
 int cg_rowvec_width(cg_fn *f, const ir_stmt *loop)
@@ -165,7 +194,9 @@ int cg_rowvec_width(cg_fn *f, const ir_stmt *loop)
     int W = 1 << fi->levels[fi->nlevels - 1].log2_size[fi->dim - 1];
     if (W < ROWVEC_MIN || W > ROWVEC_MAX)
         return 0;
-    return ok_block(f, loop, loop->body) ? W : 0;
+    atomic_count n = {.t = f->task};
+    ir_walk(loop->body, count_atomic, &n);
+    return !n.twice && ok_block(f, loop, loop->body) ? W : 0;
 }
 
 /* ---- values ---- */
@@ -548,6 +579,112 @@ static int vstore(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
     return 0;
 }
 
+/* is_active at a recognized read's cell: whether each lane's block is there. Along the row
+ * only a neighbour's lanes can lie in the next block. */
+static LLVMValueRef row_is_active(rowvec *r, const ir_stmt *s)
+{
+    cg_fn *f = r->f;
+    const cg_access *a = cg_fast_access(f->fast, s);
+    if (a->c[r->dim - 1] == 0) {
+        f->fast->pos[r->dim - 1] = c32(f, 0);
+        LLVMValueRef v = cg_fast_is_active(f, a);
+        return v ? splat(r, v) : NULL;
+    }
+    LLVMValueRef v = LLVMGetUndef(vtype(r, f->t_i1));
+    for (int l = 0; l < r->W; l++) {
+        f->fast->pos[r->dim - 1] = c32(f, l);
+        LLVMValueRef x = cg_fast_is_active(f, a);
+        if (!x)
+            return NULL;
+        v = LLVMBuildInsertElement(f->b, v, x, c32(f, l), "");
+    }
+    return v;
+}
+
+/* ---- statements the scalar emitter runs lane by lane ---- */
+
+static int lane_effect(const ir_stmt *s)
+{
+    switch (s->op) {
+    case IR_SN_LOOKUP:
+    case IR_SN_FIELD_PTR: return s->activate;
+    case IR_SN_ACTIVATE:
+    case IR_SN_DEACTIVATE:
+    case IR_GLOBAL_STORE:
+    case IR_ATOMIC: return 1;
+    default: return 0;
+    }
+}
+
+/* s by the scalar emitter once per lane, each operand's lane standing in for it (is_active
+ * and the lookups before it, integer division, tan, loads and atomics at computed places).
+ * Pure statements run in every lane: the sparse operations are null-propagating and treat an
+ * index out of range as inactive, integer division by zero gives 0, so a lane the mask
+ * leaves out computes something harmless. An effect runs only in the mask's lanes, in lane
+ * order; its value is zero (a NULL cell) in the others, so what follows from it stays
+ * harmless too. A pure statement whose operands are the same for every lane runs once. */
+static int lanes_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    int effect = lane_effect(s), varying = 0;
+    LLVMValueRef saved[IR_MAX_ARGS];
+    for (int i = 0; i < s->nargs; i++) {
+        saved[i] = cg_val(f, s->arg[i]);
+        if (!saved[i])
+            return -1;
+        varying |= LLVMGetTypeKind(LLVMTypeOf(saved[i])) == LLVMVectorTypeKind;
+    }
+    cg_lanes *lanes = f->lanes; /* lanes.c's groups belong to the scalar copy */
+    f->lanes = NULL;
+    int rc = 0;
+    if (!varying && !effect) {
+        rc = cg_emit_stmt(f, s);
+        f->lanes = lanes;
+        return rc;
+    }
+    LLVMTypeRef et = s->ty != IR_VOID ? cg_type(f, s->ty) : NULL;
+    LLVMValueRef v = et ? LLVMConstNull(vtype(r, et)) : NULL;
+    for (int l = 0; l < r->W && rc == 0; l++) {
+        LLVMBasicBlockRef from = NULL, next = NULL;
+        if (effect && mask) {
+            LLVMBasicBlockRef go = new_bb(f, "row.lane");
+            next = new_bb(f, "row.lane.next");
+            from = LLVMGetInsertBlock(f->b);
+            LLVMBuildCondBr(f->b, LLVMBuildExtractElement(f->b, mask, c32(f, l), ""), go, next);
+            LLVMPositionBuilderAtEnd(f->b, go);
+        }
+        for (int i = 0; i < s->nargs && rc == 0; i++)
+            if (LLVMGetTypeKind(LLVMTypeOf(saved[i])) == LLVMVectorTypeKind)
+                rc = put(r, s->arg[i], LLVMBuildExtractElement(f->b, saved[i], c32(f, l), ""));
+        if (rc == 0)
+            rc = cg_emit_stmt(f, s);
+        if (rc != 0)
+            break;
+        cg_cread_activated(f, s);
+        LLVMValueRef nv = et ? LLVMBuildInsertElement(f->b, v, cg_vmap_get(&f->vals, s), c32(f, l), "")
+                             : NULL;
+        if (next) {
+            LLVMBasicBlockRef done = LLVMGetInsertBlock(f->b);
+            LLVMBuildBr(f->b, next);
+            LLVMPositionBuilderAtEnd(f->b, next);
+            if (et) {
+                LLVMValueRef phi = LLVMBuildPhi(f->b, LLVMTypeOf(v), "row.lane.v");
+                LLVMValueRef ins[2] = {nv, v};
+                LLVMBasicBlockRef bbs[2] = {done, from};
+                LLVMAddIncoming(phi, ins, bbs, 2);
+                nv = phi;
+            }
+        }
+        v = nv;
+    }
+    for (int i = 0; i < s->nargs; i++)
+        cg_vmap_put(&f->vals, s->arg[i], saved[i]);
+    f->lanes = lanes;
+    if (rc != 0)
+        return -1;
+    return et ? put(r, s, v) : 0;
+}
+
 /* ---- statements ---- */
 
 static int emit_block(rowvec *r, const ir_block *b, LLVMValueRef mask);
@@ -572,14 +709,25 @@ static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
     f->cur = s;
     LLVMValueRef a = NULL, b = NULL;
     switch (s->op) {
+    case IR_SN_IS_ACTIVE:
+        if (cg_fast_access(f->fast, s))
+            return put(r, s, row_is_active(r, s));
+        /* fall through */
     case IR_SN_ROOT:
     case IR_SN_CHILD:
     case IR_SN_INDEX:
-    case IR_SN_LOOKUP: return 0; /* chains the fast copy or the cached reads skip */
+    case IR_SN_LOOKUP:
+    case IR_SN_ACTIVATE:
+    case IR_SN_DEACTIVATE:
+        if (cg_fast_skips(f->fast, s) || cg_cread_skips(f, s))
+            return 0; /* chains the fast copy or the cached reads skip */
+        return lanes_stmt(r, s, mask);
     case IR_SN_FIELD_PTR:
-        if (!cg_fast_access(f->fast, s) && !cg_fast_skips(f->fast, s) && !cg_cread_skips(f, s))
+        if (cg_fast_access(f->fast, s) || cg_fast_skips(f->fast, s) || cg_cread_skips(f, s))
+            return 0; /* chains the fast copy skips; accesses made at their use */
+        if (cg_cread_row_ok(f, s))
             return put(r, s, cg_cread_row_ptr(f, s, (unsigned)r->W)); /* a sample's corner */
-        return 0; /* chains the fast copy skips; accesses made at their use */
+        return lanes_stmt(r, s, mask);
     case IR_CONST: {
         LLVMValueRef c = cg_emit_const(f, s);
         return c ? put(r, s, splat(r, c)) : -1;
@@ -603,10 +751,16 @@ static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
                                       LLVMConstVector(steps, (unsigned)r->W), "I"));
     }
     case IR_UNARY:
+        if (s->sub == IR_TAN)
+            return lanes_stmt(r, s, mask);
         if (!(a = vval(r, s->arg[0])))
             return -1;
         return put(r, s, cg_emit_unary(f, s->sub, s->ty, a));
     case IR_BINARY:
+        if (s->sub == IR_ATAN2 ||
+            (ir_type_is_int(s->arg[0]->ty) &&
+             (s->sub == IR_DIV || s->sub == IR_MOD || s->sub == IR_SHL || s->sub == IR_SHR)))
+            return lanes_stmt(r, s, mask); /* their emitters build scalar constants */
         if (!(a = vval(r, s->arg[0])) || !(b = vval(r, s->arg[1])))
             return -1;
         return put(r, s, cg_emit_binary(f, s->sub, s->arg[0]->ty, a, b));
@@ -647,10 +801,16 @@ static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
         return 0;
     }
     case IR_GLOBAL_LOAD:
-        if (!cg_fast_access(f->fast, s->arg[0]))
+        if (cg_fast_access(f->fast, s->arg[0]))
+            return put(r, s, vload(r, s));
+        if (cg_cread_row_ok(f, s->arg[0]))
             return put(r, s, cg_cread_row_load(f, vval(r, s->arg[0]), (unsigned)r->W));
-        return put(r, s, vload(r, s));
-    case IR_GLOBAL_STORE: return vstore(r, s, mask);
+        return lanes_stmt(r, s, mask);
+    case IR_GLOBAL_STORE:
+        if (cg_fast_access(f->fast, s->arg[0]))
+            return vstore(r, s, mask);
+        return lanes_stmt(r, s, mask);
+    case IR_ATOMIC: return lanes_stmt(r, s, mask);
     case IR_IF: {
         LLVMValueRef c = vval(r, s->arg[0]);
         if (!c)
