@@ -15,7 +15,9 @@
  * A chain that activates (a write, f[I] = v) at c = 0, of a field the task never deactivates,
  * is looked up at its first use in each entry and kept: activation is permanent and gives the
  * same container for every voxel of the block, and no block is activated that the generic
- * code would not have activated. Anything else keeps the generic chain. */
+ * code would not have activated. is_active of a dense leaf at I + c is a query served like a
+ * read at I + c (whether that block is there) where the task leaves the tree as it is.
+ * Anything else keeps the generic chain. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdlib.h>

@@ -5,13 +5,17 @@
  * that axis; LLVM's own loop vectorizer cannot take these loops (a block lookup may sit in
  * the body, neighbours along the row may lie in the next block, an `if` guards the store).
  *
- * Which bodies. Statements this file can do lane-wise: constants, arguments, the loop index,
- * float and integer arithmetic other than integer division, modulo and shifts (their
- * emitters build scalar constants), tan and atan2 (libm calls by name), casts, selects, fma,
- * locals, `if`/`else`, loads and stores through the fast copy's recognized accesses
- * (stores only at the cell itself), and the corners of samples that cached_read.c serves
- * from its table of neighbouring blocks (cg_cread_row_ok). Anything else (atomics, loops,
- * other reads at computed points, activation calls) leaves the body to the scalar copy.
+ * Which bodies. Statements this file does as vectors: constants, arguments, the loop index,
+ * arithmetic, casts, selects, fma, locals, `if`/`else`, loads and stores through the fast
+ * copy's recognized accesses (stores only at the cell itself), is_active the fast copy
+ * answers (a recognized query), and the corners of samples that cached_read.c serves from
+ * its table of neighbouring blocks (cg_cread_row_ok). Statements with no vector form run lane
+ * by lane through the scalar emitter (lanes_stmt): integer division, modulo and shifts (their
+ * emitters build scalar constants), tan and atan2 (libm calls by name), the sparse
+ * operations (lookups, is_active, activation), and loads, stores and atomics through
+ * pointers neither the fast copy nor the cached reads serve. Loops, `continue` and the cached
+ * reads' other sites (their scalar paths keep per-block state) leave the body to the scalar
+ * copy.
  *
  * How. Every value is a W-lane vector (uniform ones splatted; LLVM hoists them). An `if`
  * narrows a lane mask: both branches run for every lane (loads are always safe here: an

@@ -9,6 +9,7 @@
 
 #include "engine/listing.h"
 
+#include <math.h>
 #include <stdint.h>
 
 static eng_context *ctx;
@@ -222,6 +223,143 @@ static void test_one_index_on_all_axes(void)
     CHECK(bad == 0);
 }
 
+/* Statements that run lane by lane inside a vector body (row_vector.c, lanes_stmt), and the
+ * fast copy's answer to is_active at I + c (fast_struct.c): activity of neighbours two
+ * blocks' worth of ways (I + 1 + 1 included), floored integer division, modulo and shifts
+ * with negative operands, tan and atan2, a float reduction and a max under a mask, and an
+ * atomic at a computed place (column counts). */
+static const char *lanes_src =
+    "kernel lanes(field<f32> dom, field<f32> a, field<f32> o, field<f32, 0> sum,\n"
+    "             field<f32, 0> hi, field<f32> cnt) {\n"
+    "    for (I in dom) {\n"
+    "        f32 x = a[I];\n"
+    "        f32 w = 0.0;\n"
+    "        if (is_active(a, I + ivec3(0, 0, 1)) && is_active(dom, I - ivec3(1, 0, 0))) {\n"
+    "            w = 1.0;\n"
+    "        }\n"
+    "        if (is_active(a, I + ivec3(0, 0, 1) + ivec3(0, 0, 1))) { w += 2.0; }\n"
+    "        i32 n = I.z * 7 - 40;\n"
+    "        i32 q = n / (I.y % 5 - 2) + n % 3 + (n >> 2) + (I.x << (I.y & 3));\n"
+    "        if (x > 0.0) {\n"
+    "            sum[] += x;\n"
+    "            hi[] max= x + w;\n"
+    "            cnt[ivec3(I.x, I.y, 0)] += 1.0;\n"
+    "            o[I] = f32(q) + w + tan(x * 0.1) + atan2(x, w + 1.0);\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static int32_t floor_div(int32_t a, int32_t b)
+{
+    if (b == 0)
+        return 0;
+    int32_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int32_t floor_mod(int32_t a, int32_t b)
+{
+    return b == 0 ? 0 : a - b * floor_div(a, b);
+}
+
+static void test_lane_statements(void)
+{
+    eng_field *dom = et_field(ctx, "l_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "l_a", 3, ENG_F32, 0.0f);
+    eng_field *o = et_field(ctx, "l_o", 3, ENG_F32, 0.0f);
+    eng_field *sum = et_field(ctx, "l_sum", 0, ENG_F32, 0.0f);
+    eng_field *hi = et_field(ctx, "l_hi", 0, ENG_F32, 0.0f);
+    eng_field *cnt = et_field(ctx, "l_cnt", 3, ENG_F32, 0.0f);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 3, 1);
+    eng_program *p = et_compile(ctx, lanes_src);
+    eng_arg args[6] = {et_f(dom), et_f(a), et_f(o), et_f(sum), et_f(hi), et_f(cnt)};
+    if (et_run(ctx, p, "lanes", args, 6))
+        return;
+    int bad = 0, col[32][32] = {{0}}, kinds[4] = {0, 0, 0, 0};
+    double want_sum = 0;
+    float want_hi = 0.0f; /* the 0-D field's background, as the kernel's max starts from */
+    FOR_ACTIVE(x, y, z) {
+        float xa = pat(3, x, y, z), w = 0.0f;
+        if (on(x, y, z + 1) && on(x - 1, y, z))
+            w = 1.0f;
+        if (on(x, y, z + 2))
+            w += 2.0f;
+        kinds[(int)w]++;
+        int32_t n = z * 7 - 40;
+        int32_t q = floor_div(n, floor_mod(y, 5) - 2) + floor_mod(n, 3) + (n >> 2) +
+                    (int32_t)((uint32_t)x << (y & 3));
+        float want = 0.0f;
+        if (xa > 0.0f) {
+            want_sum += xa;
+            want_hi = fmaxf(want_hi, xa + w);
+            col[x][y]++;
+            want = (float)q + w + tanf(xa * 0.1f) + atan2f(xa, w + 1.0f);
+        }
+        float got = et_at(o, x, y, z, 0);
+        /* tan and atan2 are libm's on both sides */
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "lanes (%d,%d,%d): %.9g, expected %.9g\n", x, y, z, got, want);
+    }
+    for (int x = 0; x < 32; x++)
+        for (int y = 0; y < 32; y++)
+            if (et_at(cnt, x, y, 0, 0) != (float)col[x][y] && bad++ < 5)
+                fprintf(stderr, "lanes count (%d,%d): %g, expected %d\n", x, y,
+                        et_at(cnt, x, y, 0, 0), col[x][y]);
+    int32_t z0[3] = {0, 0, 0};
+    /* quarters summed in any order are exact */
+    CHECK(eng_field_read(sum, z0, 0) == (float)want_sum);
+    CHECK(eng_field_read(hi, z0, 0) == want_hi);
+    CHECK(bad == 0);
+    for (int k = 0; k < 4; k++)
+        CHECK(kinds[k] > 100); /* every combination of neighbours' activity occurs */
+}
+
+/* A sweep that writes its own field at the cell and reads its neighbours where they are
+ * active (a wall condition's shape): the tree stays as it is, so is_active and the
+ * neighbours' reads are served from the blocks looked up as each entry starts. */
+static const char *walls_src =
+    "kernel walls(field<f32> v, i32 color) {\n"
+    "    for (I in v) {\n"
+    "        if (((I.x + I.y + I.z) & 1) == color) {\n"
+    "            f32 s = v[I];\n"
+    "            if (is_active(v, I + ivec3(1, 0, 0))) { s += v[I + ivec3(1, 0, 0)]; }\n"
+    "            if (!is_active(v, I - ivec3(0, 0, 1))) { s = s * 0.5; }\n"
+    "            v[I] = s;\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+static void test_walls(void)
+{
+    eng_field *v = et_field(ctx, "w_v", 3, ENG_F32, 0.25f);
+    checker_fill(ctx, v, 8, 1);
+    eng_program *p = et_compile(ctx, walls_src);
+    eng_arg args[2] = {et_f(v), et_s(1)};
+    if (et_run(ctx, p, "walls", args, 2))
+        return;
+    int bad = 0, halved = 0, added = 0;
+    FOR_ACTIVE(x, y, z) {
+        float want = pat(8, x, y, z);
+        if (((x + y + z) & 1) == 1) {
+            if (on(x + 1, y, z)) {
+                want += pat(8, x + 1, y, z); /* the other colour: not written */
+                added++;
+            }
+            if (!on(x, y, z - 1)) {
+                want *= 0.5f;
+                halved++;
+            }
+        }
+        float got = et_at(v, x, y, z, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "walls (%d,%d,%d): %.9g, expected %.9g\n", x, y, z, got, want);
+    }
+    CHECK(bad == 0);
+    CHECK(halved > 100 && added > 100);
+    CHECK(eng_field_active_voxels(v) == 32u * 512u); /* nothing activated */
+}
+
 static char *listing(const char *src, const char *kernel)
 {
     char *text = NULL, err[512];
@@ -290,6 +428,15 @@ static void test_vector_code(void)
         CHECK(strstr(text, "@llvm.masked.store.v8f32") != NULL);
         free(text);
     }
+    /* bodies with statements run lane by lane are still rows */
+    const char *srcs[2] = {lanes_src, walls_src}, *names[2] = {"lanes", "walls"};
+    for (int k = 0; k < 2; k++) {
+        text = listing(srcs[k], names[k]);
+        if (text) {
+            CHECK_MSG(strstr(text, "@llvm.masked.store.v8f32") != NULL, names[k]);
+            free(text);
+        }
+    }
     setenv("PLUME_ROWVEC", "0", 1);
     text = listing(rb_src, "rb");
     unsetenv("PLUME_ROWVEC");
@@ -309,6 +456,8 @@ int main(void)
     test_samples();
     test_bitmasked_activation();
     test_one_index_on_all_axes();
+    test_lane_statements();
+    test_walls();
     test_vector_code();
     eng_destroy(ctx);
     CHECK_DONE();
