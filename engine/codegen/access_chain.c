@@ -42,6 +42,48 @@ static int index_plus_const(const ir_stmt *e, const ir_stmt *loop, int axis, int
     return 1;
 }
 
+/* e = loop index `axis` / 2 (scale -1, c 0) or 2 * loop index `axis` [+ 0 or 1] (scale +1):
+ * a multigrid transfer's read of the other grid. */
+static int index_scaled(const ir_stmt *e, const ir_stmt *loop, int axis, int *scale, int32_t *c)
+{
+    if (e->ty != IR_I32 || e->op != IR_BINARY)
+        return 0;
+    const ir_stmt *x = e->arg[0], *y = e->arg[1];
+    if (e->sub == IR_DIV) {
+        *scale = -1;
+        *c = 0;
+        return x->op == IR_LOOP_INDEX && x->loop == loop && (int)x->index == axis &&
+               y->op == IR_CONST && y->ival == 2;
+    }
+    int32_t k = 0;
+    if (e->sub == IR_ADD) {
+        if (x->op == IR_CONST) {
+            const ir_stmt *t = x;
+            x = y;
+            y = t;
+        }
+        if (y->op != IR_CONST || (y->ival != 0 && y->ival != 1))
+            return 0;
+        k = (int32_t)y->ival;
+        e = x;
+        if (e->op != IR_BINARY)
+            return 0;
+        x = e->arg[0];
+        y = e->arg[1];
+    }
+    if (e->sub != IR_MUL || e->ty != IR_I32)
+        return 0;
+    if (x->op == IR_CONST) {
+        const ir_stmt *t = x;
+        x = y;
+        y = t;
+    }
+    *scale = 1;
+    *c = k;
+    return x->op == IR_LOOP_INDEX && x->loop == loop && (int)x->index == axis &&
+           y->op == IR_CONST && y->ival == 2;
+}
+
 int cg_chain_up(const ir_stmt *child, int field, int leaf, int dim, const ir_stmt **index,
                 const ir_stmt **rev, int *activates)
 {
@@ -98,9 +140,15 @@ static int recognize(const ir_task *t, const ir_stmt *loop, int dim, const ir_st
     if (idx->op != IR_SN_INDEX || !ir_same_tree(t, (uint32_t)walk, s->field) ||
         idx->level != leaf || idx->nargs != dim)
         return 0;
-    for (int x = 0; x < dim; x++)
-        if (!index_plus_const(idx->arg[x], loop, x, &a->c[x]))
+    for (int x = 0; x < dim; x++) {
+        if (a->scale == 0 && index_plus_const(idx->arg[x], loop, x, &a->c[x]))
+            continue;
+        int sc = 0;
+        if (loop->op != IR_STRUCT_FOR || (x > 0 && a->scale == 0) ||
+            !index_scaled(idx->arg[x], loop, x, &sc, &a->c[x]) || (x > 0 && sc != a->scale))
             return 0;
+        a->scale = sc;
+    }
     a->leaf_index = idx;
     a->leaf_child = s->arg[0];
     const ir_stmt *rev[3 * IR_MAX_LEVELS + 2];

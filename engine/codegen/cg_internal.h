@@ -208,6 +208,10 @@ typedef struct cg_access {
     const ir_stmt *leaf_index;
     int slot;
     int32_t c[IR_MAX_DIM];
+    /* struct_for, reads between grids a factor 2 apart (multigrid): 0 = I + c; -1 = the
+     * coarse cell I / 2 of a fine loop (c 0); +1 = a fine cell 2 I + c of a coarse loop
+     * (c 0 or 1 per axis) */
+    int scale;
     int activates;             /* some statement of the chain activates */
     const ir_stmt *chain[3 * IR_MAX_LEVELS + 2];
     int nchain;                /* chain[0..nchain): sn_root ... leaf sn_index, in order */

@@ -128,6 +128,11 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                 ok &= !a->activates || a->c[x] == 0;
             }
         }
+        /* a read of the other grid (scale != 0): only of a field nothing in the task changes,
+         * and no activity query (its blocks are not the loop's own) */
+        if (a->scale)
+            ok &= !a->activates && !u.act[a->slot] && !u.deact[a->slot] &&
+                  a->fptr->op == IR_SN_FIELD_PTR;
         keep[i] = (uint8_t)ok;
         if (ok && a->activates && a->slot < 64)
             for (int k = 0; k < a->nchain + 1; k++) {
@@ -220,10 +225,12 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                 break;
             }
     }
-    uint8_t check[64] = {0};
+    uint8_t check[64] = {0}, scaled = 0;
     check[it] = 1;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         check[fast->acc[i].slot] = 1;
+        scaled |= fast->acc[i].scale != 0;
+    }
     int32_t it_sid = cg_snode_id(f, it, t->fields[it].nlevels - 1);
     if (it_sid < 0)
         return NULL;
@@ -250,6 +257,13 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                                 LLVMBuildICmp(f->b, LLVMIntEQ, bits, c32(f, lit->log2_size[a]), ""), "");
             LLVMValueRef d = LLVMBuildAnd(f->b, LLVMBuildSub(f->b, off, off_it, ""), mask, "");
             good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntEQ, d, c32(f, 0), ""), "");
+            /* reads of the other grid: blocks start at multiples of the block size in both,
+             * so a fine block's cells halved lie in one coarse block, and a coarse block's
+             * doubled in two fine ones per axis */
+            if (scaled)
+                good = LLVMBuildAnd(f->b, good,
+                                    LLVMBuildICmp(f->b, LLVMIntEQ, LLVMBuildAnd(f->b, off_it, mask, ""),
+                                                  c32(f, 0), ""), "");
             ok = LLVMBuildAnd(f->b, ok, good, "fast.ok");
         }
     }
@@ -321,6 +335,21 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
         const cg_access *a = &fast->acc[i];
         if (fast->share[i] >= 0)
             continue; /* after the writes, below */
+        if (a->scale) {
+            /* the coarse block holding entry / 2, or the 2^dim fine blocks from 2 entry */
+            int nb = a->scale < 0 ? 1 : 1 << dim;
+            for (int k = 0; k < nb; k++) {
+                LLVMValueRef J[IR_MAX_DIM];
+                for (int x = 0; x < dim; x++)
+                    J[x] = a->scale < 0
+                               ? LLVMBuildAShr(f->b, coord[x], c32(f, 1), "J")
+                               : LLVMBuildAdd(f->b, LLVMBuildShl(f->b, coord[x], c32(f, 1), ""),
+                                              c32(f, (k >> x & 1) << lit->log2_size[x]), "J");
+                if (!(fast->blocks[i][k] = chain_at(f, a, J)))
+                    return -1;
+            }
+            continue;
+        }
         int axes[IR_MAX_DIM], nz = nonzero_axes(a, dim, axes);
         for (int k = 0; k < (1 << nz); k++) {
             int d[IR_MAX_DIM] = {0, 0, 0};
@@ -385,6 +414,32 @@ static LLVMValueRef pick_block(cg_fn *f, const cg_access *a, LLVMValueRef *cellp
     const ir_task *t = f->task;
     int dim = t->fields[t->field].dim;
     const ir_level *lit = leaf_of(f, t->field);
+    if (a->scale) {
+        /* I / 2: entry / 2 + pos / 2 (the entry even); 2 I + c: block bit and cell of
+         * 2 pos + c per axis */
+        LLVMValueRef cell = c32(f, 0), pick[8];
+        for (int k = 0; k < (a->scale < 0 ? 1 : 1 << dim); k++)
+            pick[k] = fast->blocks[i][k];
+        for (int x = dim - 1; x >= 0; x--) {
+            LLVMValueRef q, m = c32(f, (1 << lit->log2_size[x]) - 1);
+            if (a->scale < 0) {
+                q = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, fast->entry_coord[x], c32(f, 1), ""),
+                                 LLVMBuildLShr(f->b, fast->pos[x], c32(f, 1), ""), "");
+            } else {
+                LLVMValueRef p2 = LLVMBuildAdd(f->b, LLVMBuildShl(f->b, fast->pos[x], c32(f, 1), ""),
+                                               c32(f, a->c[x]), "");
+                LLVMValueRef out = LLVMBuildICmp(f->b, LLVMIntUGT, p2, m, "out");
+                for (int k = 0; k < (1 << x); k++)
+                    pick[k] = LLVMBuildSelect(f->b, out, pick[k | 1 << x], pick[k], "");
+                q = p2;
+            }
+            q = LLVMBuildAnd(f->b, q, m, "");
+            cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, q, c32(f, canon_ish(lit, dim, x)), ""), "");
+        }
+        fast->isnull[i] = NULL;
+        *cellp = cell;
+        return pick[0];
+    }
     /* the cell of I + c inside its block, and whether it left the block along each axis */
     LLVMValueRef cell = c32(f, 0), out[IR_MAX_DIM];
     for (int x = 0; x < dim; x++) {

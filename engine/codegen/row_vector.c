@@ -312,7 +312,7 @@ static int row_contiguous(rowvec *r, const cg_access *a, ir_type ty)
     const ir_field_info *fi = &r->f->task->fields[a->slot];
     /* a bitmasked leaf's inactive cells read the background and activate one by one */
     int c = a->c[r->dim - 1];
-    return c > -r->W && c < r->W && fi->components >= 1 && fi->components <= 4 &&
+    return a->scale == 0 && c > -r->W && c < r->W && fi->components >= 1 && fi->components <= 4 &&
            fi->elem == IR_F32 && ty == IR_F32 &&
            fi->levels[fi->nlevels - 1].kind == IR_KIND_DENSE;
 }
