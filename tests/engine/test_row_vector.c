@@ -360,6 +360,137 @@ static void test_walls(void)
     CHECK(eng_field_active_voxels(v) == 32u * 512u); /* nothing activated */
 }
 
+/* Multigrid transfers between grids a factor 2 apart, which the fast copy serves from one
+ * coarse block per fine entry (I / 2) or two fine blocks per axis per coarse entry (2 J + c):
+ * blocks at negative coordinates too (floored halving), inactive neighbours reading the
+ * background, and the scalar fast copy (PLUME_ROWVEC=0) as well as rows. */
+static int on_fine(int x, int y, int z)
+{
+    return on(x, y, z) || (x >= -8 && x < 0 && y >= -16 && y < -8 && z >= -8 && z < 0);
+}
+
+static int on_coarse(int x, int y, int z)
+{
+    /* a checkerboard over coarse 0..15 (fine 0..31), and the coarse block at -8 on every
+     * axis, which holds the halves of the fine block at (-8, -16, -8) */
+    if (x >= -8 && x < 0 && y >= -8 && y < 0 && z >= -8 && z < 0)
+        return 1;
+    if (x < 0 || y < 0 || z < 0 || x >= 16 || y >= 16 || z >= 16)
+        return 0;
+    return ((x / 8 + y / 8 + z / 8) & 1) == 0;
+}
+
+static void fill_grid(eng_field *fld, int f, int coarse)
+{
+    float v[512];
+    for (int bx = -1; bx < 4; bx++)
+        for (int by = -2; by < 4; by++)
+            for (int bz = -1; bz < 4; bz++) {
+                int32_t o[3] = {bx * 8, by * 8, bz * 8};
+                if (!(coarse ? on_coarse(o[0], o[1], o[2]) : on_fine(o[0], o[1], o[2])))
+                    continue;
+                for (int n = 0; n < 512; n++)
+                    v[n] = pat(f, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
+                CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
+            }
+}
+
+static int floor_half(int v)
+{
+    return v >= 0 ? v / 2 : -((1 - v) / 2);
+}
+
+static void check_transfers(const char *tag, float w)
+{
+    char name[8][32];
+    const char *what[8] = {"fd", "ft", "fz", "cd", "cz", "cr", "", ""};
+    for (int k = 0; k < 6; k++)
+        snprintf(name[k], sizeof name[k], "%s_%s", tag, what[k]);
+    eng_field *fd = et_field(ctx, name[0], 3, ENG_F32, 0.0f);
+    eng_field *ft = et_field(ctx, name[1], 3, ENG_F32, 0.125f);
+    eng_field *fz = et_field(ctx, name[2], 3, ENG_F32, 0.0f);
+    eng_field *cd = et_field(ctx, name[3], 3, ENG_F32, 0.0f);
+    eng_field *cz = et_field(ctx, name[4], 3, ENG_F32, 0.375f);
+    eng_field *cr = et_field(ctx, name[5], 3, ENG_F32, 0.0f);
+    fill_grid(fd, 9, 0);
+    fill_grid(ft, 5, 0);
+    fill_grid(fz, 2, 0);
+    fill_grid(cd, 10, 1);
+    fill_grid(cz, 4, 1);
+    fill_grid(cr, 6, 1);
+    char src[1024];
+    snprintf(src, sizeof src,
+             "kernel restrict_%s(field<f32> dc, field<f32> tf, field<f32> rc) {\n"
+             "    for (J in dc) {\n"
+             "        f32 s = 0.0;\n"
+             "        for (static c in 0 .. 8) {\n"
+             "            s += tf[2 * J + ivec3(c / 4, (c / 2) %% 2, c %% 2)];\n"
+             "        }\n"
+             "        rc[J] = dc[J] > 0.5 ? %g * s : 0.0;\n"
+             "    }\n"
+             "}\n"
+             "kernel prolong_%s(field<f32> df, field<f32> zc, field<f32> zf) {\n"
+             "    for (I in df) {\n"
+             "        if (df[I] > 0.5) { zf[I] += %g * zc[I / 2]; }\n"
+             "    }\n"
+             "}\n",
+             tag, w, tag, w);
+    eng_program *p = et_compile(ctx, src);
+    char kn[2][32];
+    snprintf(kn[0], sizeof kn[0], "restrict_%s", tag);
+    snprintf(kn[1], sizeof kn[1], "prolong_%s", tag);
+    eng_arg ra[3] = {et_f(cd), et_f(ft), et_f(cr)}, pa[3] = {et_f(fd), et_f(cz), et_f(fz)};
+    if (et_run(ctx, p, kn[0], ra, 3) || et_run(ctx, p, kn[1], pa, 3))
+        return;
+    int bad = 0, neg = 0, empty = 0;
+    for (int x = -8; x < 16; x++)
+        for (int y = -8; y < 16; y++)
+            for (int z = -8; z < 16; z++) {
+                if (!on_coarse(x, y, z))
+                    continue;
+                float sum = 0.0f;
+                int seen = 0;
+                for (int c = 0; c < 8; c++) {
+                    int fx = 2 * x + c / 4, fy = 2 * y + (c / 2) % 2, fz0 = 2 * z + c % 2;
+                    int a = on_fine(fx, fy, fz0);
+                    seen += a;
+                    sum += a ? pat(5, fx, fy, fz0) : 0.125f;
+                }
+                empty += seen == 0;
+                neg += x < 0 && seen > 0;
+                float want = pat(10, x, y, z) > 0.5f ? w * sum : 0.0f;
+                float got = et_at(cr, x, y, z, 0);
+                if (got != want && bad++ < 5)
+                    fprintf(stderr, "%s restrict (%d,%d,%d): %.9g, expected %.9g\n", tag, x, y,
+                            z, got, want);
+            }
+    for (int x = -8; x < 32; x++)
+        for (int y = -16; y < 32; y++)
+            for (int z = -8; z < 32; z++) {
+                if (!on_fine(x, y, z))
+                    continue;
+                int cx = floor_half(x), cy = floor_half(y), cz0 = floor_half(z);
+                float want = pat(2, x, y, z);
+                if (pat(9, x, y, z) > 0.5f)
+                    want = want + w * (on_coarse(cx, cy, cz0) ? pat(4, cx, cy, cz0) : 0.375f);
+                float got = et_at(fz, x, y, z, 0);
+                if (got != want && bad++ < 5)
+                    fprintf(stderr, "%s prolong (%d,%d,%d): %.9g, expected %.9g\n", tag, x, y,
+                            z, got, want);
+            }
+    CHECK(bad == 0);
+    /* negative coordinates; coarse cells over inactive fine blocks (the background) */
+    CHECK(neg == 64 && empty > 100);
+}
+
+static void test_grid_transfers(void)
+{
+    check_transfers("gt", 0.5f);
+    setenv("PLUME_ROWVEC", "0", 1);
+    check_transfers("gs", 0.25f);
+    unsetenv("PLUME_ROWVEC");
+}
+
 static char *listing(const char *src, const char *kernel)
 {
     char *text = NULL, err[512];
@@ -458,6 +589,7 @@ int main(void)
     test_one_index_on_all_axes();
     test_lane_statements();
     test_walls();
+    test_grid_transfers();
     test_vector_code();
     eng_destroy(ctx);
     CHECK_DONE();
