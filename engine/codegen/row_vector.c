@@ -612,6 +612,9 @@ static int lane_effect(const ir_stmt *s)
     switch (s->op) {
     case IR_SN_LOOKUP:
     case IR_SN_FIELD_PTR: return s->activate;
+    /* through an activating pointer (x[I] += v demoted): the scalar code never tests it for
+     * NULL, and a lane the mask leaves out holds NULL (its activation did not run) */
+    case IR_GLOBAL_LOAD: return s->arg[0]->op == IR_SN_FIELD_PTR && s->arg[0]->activate;
     case IR_SN_ACTIVATE:
     case IR_SN_DEACTIVATE:
     case IR_GLOBAL_STORE:

@@ -14,6 +14,8 @@
 
 static eng_context *ctx;
 
+static char *listing(const char *src, const char *kernel);
+
 static const char *rb_src =
     "kernel rb(field<f32> dom, field<f32> r, field<f32> z, i32 color) {\n"
     "    for (I in dom) {\n"
@@ -188,6 +190,64 @@ static void test_bitmasked_activation(void)
     CHECK(bad == 0);
     CHECK(want > 100 && want < 32 * 512 / 2);
     CHECK(eng_field_active_voxels(x) == want);
+}
+
+/* The same into a field whose leaf blocks do not line up with the loop's (4^3 voxels): its
+ * chain is no fast access and runs lane by lane, and x[I] += v (made a load and a store by
+ * atomic demotion) goes through the activating pointer. Lanes the mask leaves out neither
+ * activate nor load through a pointer they did not make. */
+static void test_activation_lane_by_lane(void)
+{
+    eng_field *dom = et_field(ctx, "q_dom", 3, ENG_F32, 0.0f);
+    eng_field *x = et_field_layout(ctx, "q_x", "offset(-2048).pointer(ijk,32).pointer(ijk,32).dense(ijk,4)",
+                                   ENG_F32, 0.0f);
+    checker_fill(ctx, dom, 9, 1);
+    const char *src =
+        "kernel bump4(field<f32> dom, field<f32> x) {\n"
+        "    for (I in dom) { if (dom[I] > 1.5 && I.z % 8 < 4) { x[I] += 1.0; } }\n"
+        "}\n";
+    eng_program *p = et_compile(ctx, src);
+    eng_arg args[2] = {et_f(dom), et_f(x)};
+    if (et_run(ctx, p, "bump4", args, 2))
+        return;
+    uint64_t want = 0;
+    int bad = 0;
+    FOR_ACTIVE(i, j, k) {
+        int hit = pat(9, i, j, k) > 1.5f && (k & 4) == 0;
+        want += (uint64_t)hit;
+        if (et_at(x, i, j, k, 0) != (hit ? 1.0f : 0.0f) && bad++ < 5)
+            fprintf(stderr, "bump4 (%d,%d,%d): %g\n", i, j, k, et_at(x, i, j, k, 0));
+    }
+    CHECK(bad == 0);
+    CHECK(want > 500);
+    /* only the 4^3 blocks holding a hit voxel became active (this layout has no block
+     * statistics to ask: a kernel counts them) */
+    eng_field *n = et_field(ctx, "q_n", 0, ENG_F32, 0.0f);
+    eng_program *pc = et_compile(ctx,
+        "kernel count4(field<f32> dom, field<f32> x, field<f32, 0> n) {\n"
+        "    for (I in dom) { if (is_active(x, I)) { n[] += 1.0; } }\n"
+        "}\n");
+    eng_arg ca[3] = {et_f(dom), et_f(x), et_f(n)};
+    if (et_run(ctx, pc, "count4", ca, 3))
+        return;
+    static uint8_t hit4[8][8][8];
+    memset(hit4, 0, sizeof hit4);
+    FOR_ACTIVE(i, j, k) hit4[i / 4][j / 4][k / 4] |= pat(9, i, j, k) > 1.5f && (k & 4) == 0;
+    int blocks = 0, all = 0;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            for (int k = 0; k < 8; k++) {
+                blocks += hit4[i][j][k];
+                all += on(i * 4, j * 4, k * 4);
+            }
+    int32_t z0[3] = {0, 0, 0};
+    CHECK(eng_field_read(n, z0, 0) == (float)(64 * blocks));
+    CHECK(blocks < all); /* some of dom's 4^3 blocks have no hit voxel */
+    char *text = listing(src, "bump4");
+    if (text) {
+        CHECK(strstr(text, "<8 x float>") != NULL); /* a row, with its activation lane by lane */
+        free(text);
+    }
 }
 
 /* One statement indexing every axis of a read at a computed point (a[ivec3(k, k, k)]): the
@@ -586,6 +646,7 @@ int main(void)
     test_mixed_body();
     test_samples();
     test_bitmasked_activation();
+    test_activation_lane_by_lane();
     test_one_index_on_all_axes();
     test_lane_statements();
     test_walls();
