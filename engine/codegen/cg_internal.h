@@ -345,6 +345,9 @@ int cg_reduce_setup(cg_fn *f, const ir_stmt *loop);
 void cg_reduce_free(cg_reduce *r);
 int cg_reduce_takes(const cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_reduce_emit(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValueRef v);
+/* The same where i1 cond holds, without a branch (a lane of a row under a mask). */
+LLVMValueRef cg_reduce_emit_if(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValueRef v,
+                               LLVMValueRef cond);
 int cg_reduce_finish(cg_fn *f);
 /* old = *p; *p = old op v, atomically (emit_memory.c); NULL and an error on failure. */
 LLVMValueRef cg_atomic_rmw(cg_fn *f, int sub, ir_type ty, LLVMValueRef p, LLVMValueRef v);

@@ -195,6 +195,20 @@ LLVMValueRef cg_reduce_emit(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValu
     return LLVMGetUndef(cg_type(f, s->ty));
 }
 
+LLVMValueRef cg_reduce_emit_if(cg_fn *f, const ir_stmt *s, LLVMValueRef p, LLVMValueRef v,
+                               LLVMValueRef cond)
+{
+    reduce_slot *r = &f->reduce->slot[s->arg[0]->field];
+    LLVMValueRef acc = LLVMBuildLoad2(f->b, cg_type(f, r->ty), r->acc, "red.cur");
+    LLVMValueRef nv = combine(f, r->sub, r->ty, acc, v);
+    if (!nv)
+        return NULL;
+    LLVMBuildStore(f->b, LLVMBuildSelect(f->b, cond, nv, acc, ""), r->acc);
+    LLVMValueRef at = LLVMBuildLoad2(f->b, f->t_ptr, r->where, "");
+    LLVMBuildStore(f->b, LLVMBuildSelect(f->b, cond, p, at, ""), r->where);
+    return LLVMGetUndef(cg_type(f, s->ty));
+}
+
 int cg_reduce_finish(cg_fn *f)
 {
     cg_reduce *r = f->reduce;

@@ -623,6 +623,37 @@ static int lane_effect(const ir_stmt *s)
     }
 }
 
+/* s by the scalar emitter once for the whole row, inside a branch some lane of mask takes;
+ * its value (a scalar) is zero where none does. */
+static int once(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
+{
+    cg_fn *f = r->f;
+    if (!mask) {
+        if (cg_emit_stmt(f, s) != 0)
+            return -1;
+        cg_cread_activated(f, s);
+        return 0;
+    }
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(f->b);
+    LLVMBasicBlockRef go = new_bb(f, "row.once"), done = new_bb(f, "row.once.done");
+    LLVMBuildCondBr(f->b, any_lane(r, mask), go, done);
+    LLVMPositionBuilderAtEnd(f->b, go);
+    if (cg_emit_stmt(f, s) != 0)
+        return -1;
+    cg_cread_activated(f, s);
+    LLVMValueRef x = s->ty != IR_VOID ? cg_vmap_get(&f->vals, s) : NULL;
+    LLVMBasicBlockRef end = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, done);
+    LLVMPositionBuilderAtEnd(f->b, done);
+    if (!x)
+        return 0;
+    LLVMValueRef phi = LLVMBuildPhi(f->b, LLVMTypeOf(x), "row.once.v");
+    LLVMValueRef in[2] = {x, LLVMConstNull(LLVMTypeOf(x))};
+    LLVMBasicBlockRef bb[2] = {end, from};
+    LLVMAddIncoming(phi, in, bb, 2);
+    return put(r, s, phi);
+}
+
 /* s by the scalar emitter once per lane, each operand's lane standing in for it (is_active
  * and the lookups before it, integer division, tan, loads and atomics at computed places).
  * Pure statements run in every lane: the sparse operations are null-propagating and treat an
@@ -648,6 +679,25 @@ static int lanes_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
         rc = cg_emit_stmt(f, s);
         f->lanes = lanes;
         return rc;
+    }
+    if (!varying && s->op != IR_SN_DEACTIVATE && s->op != IR_GLOBAL_STORE && s->op != IR_ATOMIC) {
+        /* an activation, or a read through an activating pointer, the same in every lane (a
+         * reduction's 0-D target): once, when some lane of the mask asks for it */
+        rc = once(r, s, mask);
+        f->lanes = lanes;
+        return rc;
+    }
+    if (s->op == IR_ATOMIC && mask && cg_reduce_takes(f, s) &&
+        LLVMGetTypeKind(LLVMTypeOf(saved[0])) != LLVMVectorTypeKind) {
+        /* into a per-call accumulator: each lane's term in lane order, kept or not by its
+         * mask lane without a branch */
+        LLVMValueRef v = vval(r, s->arg[1]);
+        for (int l = 0; l < r->W && v; l++)
+            if (!cg_reduce_emit_if(f, s, saved[0], LLVMBuildExtractElement(f->b, v, c32(f, l), ""),
+                                   LLVMBuildExtractElement(f->b, mask, c32(f, l), "")))
+                v = NULL;
+        f->lanes = lanes;
+        return v ? put(r, s, LLVMGetUndef(vtype(r, cg_type(f, s->ty)))) : -1;
     }
     LLVMTypeRef et = s->ty != IR_VOID ? cg_type(f, s->ty) : NULL;
     LLVMValueRef v = et ? LLVMConstNull(vtype(r, et)) : NULL;
