@@ -11,6 +11,8 @@
 
 #include "engine/codegen/cg_internal.h"
 
+#include <stdint.h>
+
 static void make_scopes(cg_fn *f, cg_fast *fast)
 {
     LLVMMetadataRef dom_name = LLVMMDStringInContext2(f->ctx, "plume.fields", 12);
@@ -48,17 +50,41 @@ LLVMValueRef cg_slots_differ(cg_fn *f, int s, int t)
     return LLVMBuildNot(f->b, same, "");
 }
 
+/* Slots whose field the task changes anywhere: stores, atomics, activation and deactivation,
+ * through the fast copy's accesses or not. */
+static int note_change(ir_stmt *s, void *ud)
+{
+    uint8_t *ch = ud;
+    uint32_t slot = UINT32_MAX;
+    if ((s->op == IR_GLOBAL_STORE || s->op == IR_ATOMIC) && s->arg[0]->op == IR_SN_FIELD_PTR)
+        slot = s->arg[0]->field;
+    else if (((s->op == IR_SN_LOOKUP || s->op == IR_SN_FIELD_PTR) && s->activate) ||
+             s->op == IR_SN_ACTIVATE || s->op == IR_SN_DEACTIVATE || s->op == IR_ACTIVATE ||
+             s->op == IR_DEACTIVATE)
+        slot = s->field;
+    if (slot < 64)
+        ch[slot] = 1;
+    return 0;
+}
+
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast)
 {
     memset(fast->slot_used, 0, sizeof fast->slot_used);
     for (int i = 0; i < fast->nacc; i++)
         fast->slot_used[fast->acc[i].slot] = 1;
     make_scopes(f, fast);
+    /* A slot the task changes without a fast access (a write at I + 2 e, an activation) may
+     * be bound to the field a fast access reads: that read's blocks, looked up as the entry
+     * starts, and the activity the fast copy answers from them, would miss its changes. */
+    uint8_t changes[64] = {0};
+    ir_walk(f->task->body, note_change, changes);
     LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
-    int n = f->task->nfields;
+    int n = f->task->nfields < 64 ? (int)f->task->nfields : 64;
     for (int s = 0; s < n; s++)
         for (int t = s + 1; t < n; t++) {
-            if (!fast->slot_used[s] || !fast->slot_used[t])
+            int both = fast->slot_used[s] && fast->slot_used[t];
+            int one = (fast->slot_used[s] && changes[t]) || (fast->slot_used[t] && changes[s]);
+            if (!both && !one)
                 continue;
             ok = LLVMBuildAnd(f->b, ok, cg_slots_differ(f, s, t), "distinct");
         }

@@ -163,9 +163,10 @@ static int ok_block(const cg_fn *f, const ir_stmt *loop, const ir_block *b)
     return 1;
 }
 
-/* Atomics run lane by lane in statement order, so the terms two atomic statements add to one
- * element arrive in another order than cell by cell: a float sum would round differently.
- * Such bodies (and float products) stay scalar; integer atomics, min and max do not care. */
+/* Atomics run lane by lane in statement order, so the terms two atomic statements give one
+ * element arrive in another order than cell by cell: a float sum would round differently, an
+ * integer floored division differ, old values (append indices) come in another order. Such
+ * bodies stay scalar; min and max do not care. */
 typedef struct atomic_count {
     const ir_task *t;
     uint8_t seen[64];
@@ -175,8 +176,7 @@ typedef struct atomic_count {
 static int count_atomic(ir_stmt *s, void *ud)
 {
     atomic_count *n = ud;
-    if (s->op != IR_ATOMIC || !ir_type_is_float(s->ty) || s->sub == IR_ATOMIC_MIN ||
-        s->sub == IR_ATOMIC_MAX)
+    if (s->op != IR_ATOMIC || s->sub == IR_ATOMIC_MIN || s->sub == IR_ATOMIC_MAX)
         return 0;
     /* other pointers (the global temporaries) share the last counter */
     uint32_t slot = s->arg[0]->op == IR_SN_FIELD_PTR && s->arg[0]->field < 63 ? s->arg[0]->field : 63;
