@@ -641,6 +641,123 @@ static void test_samples(void)
     }
 }
 
+/* Float-to-integer casts in rows saturate as the scalar cast does (NaN gives 0, values past
+ * an end give that end): every cast of f32 and f64 to i32, u32 and i64 on values at and around
+ * each end, and the row is a vector with no lane-by-lane saturating intrinsic left in it. */
+static const char *sat_src =
+    "kernel sat(field<f32> a, field<f32> b, field<vec3> oi, field<vec3> ou, field<vec3> ol,\n"
+    "           field<vec3> di, field<vec3> du, field<vec3> dl) {\n"
+    "    for (I in a) {\n"
+    "        f32 x = a[I];\n"
+    "        f64 d = f64(x) + f64(b[I]);\n"
+    "        i32 i = i32(x);\n"
+    "        u32 u = u32(x);\n"
+    "        i64 l = i64(x);\n"
+    "        oi[I] = vec3(f32(i >> 16), f32(i & 65535), f32(i32(l >> 48)));\n"
+    "        ou[I] = vec3(f32(i32(u >> 16)), f32(i32(u & 65535)), f32(i32((l >> 32) & 65535)));\n"
+    "        ol[I] = vec3(f32(i32((l >> 16) & 65535)), f32(i32(l & 65535)), 0.0);\n"
+    "        i = i32(d);\n"
+    "        u = u32(d);\n"
+    "        l = i64(d);\n"
+    "        di[I] = vec3(f32(i >> 16), f32(i & 65535), f32(i32(l >> 48)));\n"
+    "        du[I] = vec3(f32(i32(u >> 16)), f32(i32(u & 65535)), f32(i32((l >> 32) & 65535)));\n"
+    "        dl[I] = vec3(f32(i32((l >> 16) & 65535)), f32(i32(l & 65535)), 0.0);\n"
+    "    }\n"
+    "}\n";
+
+static const float sat_x[] = {
+    NAN, INFINITY, -INFINITY, 1e20f, -1e20f, 2147483648.0f, 2147483520.0f, -2147483648.0f,
+    -2147483904.0f, 4294967296.0f, 4294967040.0f, 9223372036854775808.0f,
+    9223371487098961920.0f, -9223372036854775808.0f, -9223373136366403584.0f, -0.75f, 3.75f,
+    65537.5f, -65537.5f, 0.0f, -0.0f, 1e-30f, 123456.7f};
+#define SAT_NX ((int)(sizeof sat_x / sizeof sat_x[0]))
+static const float sat_b[4] = {0.5f, -0.5f, 0.25f, 0.0f};
+
+static float sat_a_at(int x, int y, int z) { return sat_x[(x * 7 + y * 3 + z) % SAT_NX]; }
+static float sat_b_at(int x, int y, int z) { return sat_b[(x + y + z * 3) % 4]; }
+
+/* The language's casts (docs/language.md), written out in C for in-range values. */
+static int32_t ref_i32(double v)
+{
+    return isnan(v) ? 0 : v >= 2147483648.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
+}
+static uint32_t ref_u32(double v)
+{
+    return isnan(v) || v <= 0.0 ? 0 : v >= 4294967296.0 ? UINT32_MAX : (uint32_t)v;
+}
+static int64_t ref_i64(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return INT64_MAX;
+    return v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+}
+
+static int sat_check(eng_field *o[3], int x, int y, int z, double v, const char *what)
+{
+    int32_t i = ref_i32(v);
+    uint32_t u = ref_u32(v);
+    int64_t l = ref_i64(v);
+    float want[9] = {(float)(i >> 16), (float)(i & 65535), (float)(int32_t)(l >> 48),
+                     (float)(int32_t)(u >> 16), (float)(int32_t)(u & 65535),
+                     (float)(int32_t)((l >> 32) & 65535), (float)(int32_t)((l >> 16) & 65535),
+                     (float)(int32_t)(l & 65535), 0.0f};
+    int bad = 0;
+    for (int k = 0; k < 9; k++) {
+        float got = et_at(o[k / 3], x, y, z, k % 3);
+        if (got != want[k] && bad++ < 1)
+            fprintf(stderr, "sat %s of %.17g at (%d,%d,%d) part %d: %g, expected %g\n", what, v, x,
+                    y, z, k, got, want[k]);
+    }
+    return bad;
+}
+
+static void test_saturating_casts(void)
+{
+    eng_field *a = et_field(ctx, "sat_a", 3, ENG_F32, 0.0f);
+    eng_field *b = et_field(ctx, "sat_b", 3, ENG_F32, 0.0f);
+    const char *names[6] = {"sat_oi", "sat_ou", "sat_ol", "sat_di", "sat_du", "sat_dl"};
+    eng_field *o[6];
+    for (int k = 0; k < 6; k++)
+        o[k] = et_field(ctx, names[k], 3, ENG_VEC3, 7.0f);
+    float va[512], vb[512];
+    for (int bx = 0; bx < 4; bx++)
+        for (int by = 0; by < 4; by++)
+            for (int bz = 0; bz < 4; bz++) {
+                int32_t c[3] = {bx * 8, by * 8, bz * 8};
+                if (!on(c[0], c[1], c[2]))
+                    continue;
+                for (int n = 0; n < 512; n++) {
+                    va[n] = sat_a_at(c[0] + n / 64, c[1] + (n / 8) % 8, c[2] + n % 8);
+                    vb[n] = sat_b_at(c[0] + n / 64, c[1] + (n / 8) % 8, c[2] + n % 8);
+                }
+                CHECK_OK(ctx, eng_field_write_block(ctx, a, c, va, NULL));
+                CHECK_OK(ctx, eng_field_write_block(ctx, b, c, vb, NULL));
+            }
+    eng_program *p = et_compile(ctx, sat_src);
+    eng_arg args[8] = {et_f(a), et_f(b), et_f(o[0]), et_f(o[1]), et_f(o[2]),
+                       et_f(o[3]), et_f(o[4]), et_f(o[5])};
+    if (et_run(ctx, p, "sat", args, 8))
+        return;
+    int bad = 0, seen[SAT_NX] = {0};
+    FOR_ACTIVE(x, y, z) {
+        float xa = sat_a_at(x, y, z);
+        seen[(x * 7 + y * 3 + z) % SAT_NX]++;
+        bad += sat_check(o, x, y, z, (double)xa, "f32");
+        bad += sat_check(o + 3, x, y, z, (double)xa + (double)sat_b_at(x, y, z), "f64");
+    }
+    CHECK(bad == 0);
+    for (int k = 0; k < SAT_NX; k++)
+        CHECK(seen[k] > 0);
+    char *text = listing(sat_src, "sat");
+    if (text) {
+        CHECK(strstr(text, "<8 x float>") != NULL);
+        CHECK(strstr(text, ".sat.v8") == NULL);
+        free(text);
+    }
+}
+
 static void test_vector_code(void)
 {
     char *text = listing(rb_src, "rb");
@@ -682,6 +799,7 @@ int main(void)
     test_lane_statements();
     test_walls();
     test_grid_transfers();
+    test_saturating_casts();
     test_vector_code();
     eng_destroy(ctx);
     CHECK_DONE();
