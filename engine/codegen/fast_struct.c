@@ -115,7 +115,10 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
             shared_ok[s] = 0;
     /* Writes first: whether a read qualifies may depend on which writes do. */
     uint8_t keep[fast->nacc > 0 ? fast->nacc : 1];
+    /* the distinct activating statements of the qualifying writes' chains, per slot: writes
+     * share lookups, so counting chain by chain could match act_stmts with one uncovered */
     int write_stmts[64] = {0};
+    cg_smap covered = {0};
     for (int i = 0; i < fast->nacc; i++) {
         const cg_access *a = &fast->acc[i];
         const ir_level *l = leaf_of(f, a->slot);
@@ -137,10 +140,19 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
         if (ok && a->activates && a->slot < 64)
             for (int k = 0; k < a->nchain + 1; k++) {
                 const ir_stmt *c = k < a->nchain ? a->chain[k] : a->fptr;
-                write_stmts[a->slot] += (c->op == IR_SN_LOOKUP || c->op == IR_SN_FIELD_PTR) &&
-                                        c->activate && c->field == (uint32_t)a->slot;
+                if (!((c->op == IR_SN_LOOKUP || c->op == IR_SN_FIELD_PTR) && c->activate &&
+                      c->field == (uint32_t)a->slot) ||
+                    cg_smap_get(&covered, c))
+                    continue;
+                if (cg_smap_put(&covered, c, 1) != 0) {
+                    cg_smap_free(&covered);
+                    cg_fail(f, "out of memory");
+                    return NULL;
+                }
+                write_stmts[a->slot]++;
             }
     }
+    cg_smap_free(&covered);
     /* A read at c != 0 of a field the task writes in place (a red-black Gauss-Seidel sweep
      * reads the neighbours of the cell it updates) qualifies when every activation of the
      * field is a qualifying write at c = 0 and nothing else in its tree activates. Its blocks,
