@@ -413,16 +413,12 @@ static LLVMValueRef lanes_load(rowvec *r, const ir_stmt *s, const cg_access *a, 
     return v;
 }
 
-static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
+/* The row's run of a's field at once, where the layout allows. */
+static LLVMValueRef vload_run(rowvec *r, const ir_stmt *s, const cg_access *a)
 {
     cg_fn *f = r->f;
     cg_fast *fast = f->fast;
     const ir_stmt *ptr = s->arg[0];
-    const cg_access *a = cg_fast_access(fast, ptr);
-    /* through an activating pointer, an out-of-range block gives the one-element sink:
-     * read lane by lane as the scalar copy does */
-    if (!row_contiguous(r, a, s->ty) || ptr->activate)
-        return lanes_load(r, s, a, NULL, 0);
     int k = f->task->fields[a->slot].components;
     LLVMTypeRef vt = vtype(r, f->t_f32), rt = LLVMVectorType(f->t_f32, (unsigned)(r->W * k));
     /* the stride is a constant where the layout is known when compiling (the usual case) */
@@ -484,6 +480,47 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
     LLVMBuildBr(f->b, join);
     LLVMPositionBuilderAtEnd(f->b, join);
     LLVMValueRef phi = LLVMBuildPhi(f->b, vt, "row.gld");
+    LLVMValueRef ins[2] = {v, w};
+    LLVMBasicBlockRef from[2] = {vend, lend};
+    LLVMAddIncoming(phi, ins, from, 2);
+    return phi;
+}
+
+static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
+{
+    cg_fn *f = r->f;
+    const ir_stmt *ptr = s->arg[0];
+    const cg_access *a = cg_fast_access(f->fast, ptr);
+    if (!row_contiguous(r, a, s->ty) || (ptr->activate && a->c[r->dim - 1] != 0))
+        return lanes_load(r, s, a, NULL, 0);
+    if (!ptr->activate)
+        return vload_run(r, s, a);
+    /* Through an activating pointer (a read of the cell the task writes): the row's block,
+     * or, where the activation found no room or range, the one-element sink, which the lanes
+     * read one by one as the scalar copy does. The block is the same for the whole row. */
+    f->fast->pos[r->dim - 1] = c32(f, 0);
+    LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
+    if (!p0)
+        return NULL;
+    LLVMValueRef sink = cg_rt_load(f, a->slot, CG_AT_RUNTIME, 0, offsetof(plm_runtime, value_sink),
+                                   f->t_ptr);
+    LLVMBasicBlockRef run = new_bb(f, "row.act"), one = new_bb(f, "row.sink"),
+                      join = new_bb(f, "row.actld");
+    LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntEQ, p0, sink, "row.insink"), one, run);
+    LLVMPositionBuilderAtEnd(f->b, run);
+    LLVMValueRef v = vload_run(r, s, a);
+    if (!v)
+        return NULL;
+    LLVMBasicBlockRef vend = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, one);
+    LLVMValueRef w = lanes_load(r, s, a, NULL, 0);
+    if (!w)
+        return NULL;
+    LLVMBasicBlockRef lend = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, LLVMTypeOf(v), "row.actld");
     LLVMValueRef ins[2] = {v, w};
     LLVMBasicBlockRef from[2] = {vend, lend};
     LLVMAddIncoming(phi, ins, from, 2);
