@@ -831,6 +831,52 @@ static void test_saturating_casts(void)
     }
 }
 
+/* Samples at points that saturate (1e20, -1e20 in some lanes of a row; NaN, whose cast is 0):
+ * those lanes' corners lie far outside every table (at and next to the i32 ends, where b + 1
+ * wraps) and read the background; the row's other lanes read their neighbours as usual. */
+static void test_far_samples(void)
+{
+    eng_field *dom = et_field(ctx, "fs_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "fs_a", 3, ENG_F32, 0.75f);
+    eng_field *o = et_field(ctx, "fs_o", 3, ENG_F32, 0.0f);
+    eng_field *sh = et_field(ctx, "fs_sh", 3, ENG_F32, 3.0f);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 5, 1);
+    static const float odd[4] = {1e20f, -1e20f, NAN, 3.0f};
+    float v[512];
+    for (int bx = 0; bx < 4; bx++)
+        for (int by = 0; by < 4; by++)
+            for (int bz = 0; bz < 4; bz++) {
+                int32_t c[3] = {bx * 8, by * 8, bz * 8};
+                if (!on(c[0], c[1], c[2]))
+                    continue;
+                for (int n = 0; n < 512; n++)
+                    v[n] = (n * 7) % 5 == 0 ? odd[(n / 5) % 4] : 3.0f;
+                CHECK_OK(ctx, eng_field_write_block(ctx, sh, c, v, NULL));
+            }
+    eng_program *p = et_compile(ctx, samp_src);
+    eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
+    if (et_run(ctx, p, "samp", args, 5))
+        return;
+    int bad = 0, odd_lanes = 0;
+    FOR_ACTIVE(x, y, z) {
+        int n = (x % 8) * 64 + (y % 8) * 8 + z % 8;
+        float s = (n * 7) % 5 == 0 ? odd[(n / 5) % 4] : 3.0f;
+        odd_lanes += s != 3.0f;
+        /* the language's cast (NaN gives 0) and wrapping b + 1 */
+        int32_t b[3] = {ref_i32(floorf((float)x * 1.7f + s)), ref_i32(floorf((float)y * 1.7f + -5.0f)),
+                        ref_i32(floorf((float)z * 1.7f + 2.0f))};
+        int32_t bx1 = (int32_t)((uint32_t)b[0] + 1u), bz1 = (int32_t)((uint32_t)b[2] + 1u);
+        float want = at_bg(5, b[0], b[1], b[2], 0.75f) + 0.5f * at_bg(5, bx1, b[1], b[2], 0.75f);
+        want = want + 0.25f * at_bg(5, b[0], b[1], bz1, 0.75f);
+        float got = et_at(o, x, y, z, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "far samp (%d,%d,%d) s=%g: %.9g, expected %.9g\n", x, y, z, s, got, want);
+    }
+    CHECK(bad == 0);
+    CHECK(odd_lanes > 1000);
+}
+
 static void test_vector_code(void)
 {
     char *text = listing(rb_src, "rb");
@@ -865,6 +911,7 @@ int main(void)
     test_red_black_interleaved();
     test_mixed_body();
     test_samples();
+    test_far_samples();
     test_bitmasked_activation();
     test_activation_lane_by_lane();
     test_query_aliased_write();
