@@ -496,8 +496,9 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
     if (!ptr->activate)
         return vload_run(r, s, a);
     /* Through an activating pointer (a read of the cell the task writes): the row's block,
-     * or, where the activation found no room or range, the one-element sink, which the lanes
-     * read one by one as the scalar copy does. The block is the same for the whole row. */
+     * the same for the whole row, or, where the cell lies outside the field's range, the
+     * runtime's value sink (64 bytes), which the lanes read one by one as the scalar copy
+     * does. (An activation that found no room hands out a zeroed sink block, read as any.) */
     f->fast->pos[r->dim - 1] = c32(f, 0);
     LLVMValueRef p0 = cg_fast_struct_ptr(f, a);
     if (!p0)
