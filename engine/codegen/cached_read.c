@@ -1424,7 +1424,12 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
         cg_vmap_put(&f->vals, site->idx->arg[a], saved[a]);
     if (!i)
         return NULL;
+    /* NULL (an inactive block, a voxel out of range) reads the background block; the table's
+     * blocks, which the gather takes, are never NULL (table_bg) */
+    LLVMValueRef bg = cg_rt_load(f, slot, CG_AT_SNODE, lsid, offsetof(plm_rt_snode, bg_container),
+                                 f->t_ptr);
     c = slow_place(f, c, i);
+    c = LLVMBuildSelect(f->b, LLVMBuildIsNull(f->b, c, ""), bg, c, "row.walkbg");
     LLVMValueRef cv1 = LLVMBuildInsertElement(f->b, cv, c, l, "");
     LLVMBasicBlockRef walk_end = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, next);
@@ -1448,11 +1453,6 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     LLVMValueRef inf[2] = {blk, cv2};
     LLVMBasicBlockRef fromf[2] = {pre, next};
     LLVMAddIncoming(cf, inf, fromf, 2);
-    /* NULL (an inactive block, a voxel out of range) reads the background block */
-    LLVMValueRef bg = cg_rt_load(f, slot, CG_AT_SNODE, lsid, offsetof(plm_rt_snode, bg_container),
-                                 f->t_ptr);
-    cf = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntEQ, cf, LLVMConstNull(vp), ""),
-                         row_splat(f, bg, W), cf, "row.base");
     /* the element: as cg_dense_elem, lane-wise */
     const ir_field_info *fi = &f->task->fields[s->field];
     int32_t fsid = cg_snode_id(f, s->field, fi->nlevels - 1);

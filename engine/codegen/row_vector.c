@@ -413,6 +413,28 @@ static LLVMValueRef lanes_load(rowvec *r, const ir_stmt *s, const cg_access *a, 
     return v;
 }
 
+/* Ends the vector path of a load (its value v, the current block) at join, where it meets the
+ * lanes' path, which block `one` begins: the load lane by lane there. */
+static LLVMValueRef or_lanes(rowvec *r, const ir_stmt *s, const cg_access *a, LLVMValueRef v,
+                             LLVMBasicBlockRef one, LLVMBasicBlockRef join)
+{
+    cg_fn *f = r->f;
+    LLVMBasicBlockRef vend = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, one);
+    LLVMValueRef w = lanes_load(r, s, a, NULL, 0);
+    if (!w)
+        return NULL;
+    LLVMBasicBlockRef lend = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, LLVMTypeOf(v), "row.ld");
+    LLVMValueRef ins[2] = {v, w};
+    LLVMBasicBlockRef from[2] = {vend, lend};
+    LLVMAddIncoming(phi, ins, from, 2);
+    return phi;
+}
+
 /* The row's run of a's field at once, where the layout allows. */
 static LLVMValueRef vload_run(rowvec *r, const ir_stmt *s, const cg_access *a)
 {
@@ -420,7 +442,7 @@ static LLVMValueRef vload_run(rowvec *r, const ir_stmt *s, const cg_access *a)
     cg_fast *fast = f->fast;
     const ir_stmt *ptr = s->arg[0];
     int k = f->task->fields[a->slot].components;
-    LLVMTypeRef vt = vtype(r, f->t_f32), rt = LLVMVectorType(f->t_f32, (unsigned)(r->W * k));
+    LLVMTypeRef rt = LLVMVectorType(f->t_f32, (unsigned)(r->W * k));
     /* the stride is a constant where the layout is known when compiling (the usual case) */
     LLVMValueRef contig = contiguous(r, a, 4u * (unsigned)k);
     int known = LLVMIsConstant(contig);
@@ -468,22 +490,7 @@ static LLVMValueRef vload_run(rowvec *r, const ir_stmt *s, const cg_access *a)
         v = LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(rt), pick_mask(r, k, ptr->comp), "row.comp");
     if (c != 0 && !(v = lanes_load(r, s, a, v, c)))
         return NULL;
-    if (known)
-        return v;
-    LLVMBasicBlockRef vend = LLVMGetInsertBlock(f->b);
-    LLVMBuildBr(f->b, join);
-    LLVMPositionBuilderAtEnd(f->b, one);
-    LLVMValueRef w = lanes_load(r, s, a, NULL, 0);
-    if (!w)
-        return NULL;
-    LLVMBasicBlockRef lend = LLVMGetInsertBlock(f->b);
-    LLVMBuildBr(f->b, join);
-    LLVMPositionBuilderAtEnd(f->b, join);
-    LLVMValueRef phi = LLVMBuildPhi(f->b, vt, "row.gld");
-    LLVMValueRef ins[2] = {v, w};
-    LLVMBasicBlockRef from[2] = {vend, lend};
-    LLVMAddIncoming(phi, ins, from, 2);
-    return phi;
+    return known ? v : or_lanes(r, s, a, v, one, join);
 }
 
 static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
@@ -510,22 +517,7 @@ static LLVMValueRef vload(rowvec *r, const ir_stmt *s)
     LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntEQ, p0, sink, "row.insink"), one, run);
     LLVMPositionBuilderAtEnd(f->b, run);
     LLVMValueRef v = vload_run(r, s, a);
-    if (!v)
-        return NULL;
-    LLVMBasicBlockRef vend = LLVMGetInsertBlock(f->b);
-    LLVMBuildBr(f->b, join);
-    LLVMPositionBuilderAtEnd(f->b, one);
-    LLVMValueRef w = lanes_load(r, s, a, NULL, 0);
-    if (!w)
-        return NULL;
-    LLVMBasicBlockRef lend = LLVMGetInsertBlock(f->b);
-    LLVMBuildBr(f->b, join);
-    LLVMPositionBuilderAtEnd(f->b, join);
-    LLVMValueRef phi = LLVMBuildPhi(f->b, LLVMTypeOf(v), "row.actld");
-    LLVMValueRef ins[2] = {v, w};
-    LLVMBasicBlockRef from[2] = {vend, lend};
-    LLVMAddIncoming(phi, ins, from, 2);
-    return phi;
+    return v ? or_lanes(r, s, a, v, one, join) : NULL;
 }
 
 /* Store s's value at each lane's cell with the scalar emitter, lanes outside mask skipped. */
