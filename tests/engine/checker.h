@@ -43,6 +43,22 @@ static inline void checker_fill(eng_context *ctx, eng_field *fld, int f, int k)
             }
 }
 
+/* Writes the active blocks of fld (one component) with value(x, y, z) at each voxel. */
+static inline void checker_fill_fn(eng_context *ctx, eng_field *fld, float (*value)(int, int, int))
+{
+    float v[512];
+    for (int bx = 0; bx < 4; bx++)
+        for (int by = 0; by < 4; by++)
+            for (int bz = 0; bz < 4; bz++) {
+                int32_t o[3] = {bx * 8, by * 8, bz * 8};
+                if (!on(o[0], o[1], o[2]))
+                    continue;
+                for (int n = 0; n < 512; n++)
+                    v[n] = value(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
+                CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
+            }
+}
+
 /* Every active voxel of the pattern, x outermost. */
 #define FOR_ACTIVE(x, y, z)                                                                    \
     for (int x = 0; x < 32; x++)                                                               \

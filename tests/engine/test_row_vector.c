@@ -794,20 +794,8 @@ static void test_saturating_casts(void)
     eng_field *o[6];
     for (int k = 0; k < 6; k++)
         o[k] = et_field(ctx, names[k], 3, ENG_VEC3, 7.0f);
-    float va[512], vb[512];
-    for (int bx = 0; bx < 4; bx++)
-        for (int by = 0; by < 4; by++)
-            for (int bz = 0; bz < 4; bz++) {
-                int32_t c[3] = {bx * 8, by * 8, bz * 8};
-                if (!on(c[0], c[1], c[2]))
-                    continue;
-                for (int n = 0; n < 512; n++) {
-                    va[n] = sat_a_at(c[0] + n / 64, c[1] + (n / 8) % 8, c[2] + n % 8);
-                    vb[n] = sat_b_at(c[0] + n / 64, c[1] + (n / 8) % 8, c[2] + n % 8);
-                }
-                CHECK_OK(ctx, eng_field_write_block(ctx, a, c, va, NULL));
-                CHECK_OK(ctx, eng_field_write_block(ctx, b, c, vb, NULL));
-            }
+    checker_fill_fn(ctx, a, sat_a_at);
+    checker_fill_fn(ctx, b, sat_b_at);
     eng_program *p = et_compile(ctx, sat_src);
     eng_arg args[8] = {et_f(a), et_f(b), et_f(o[0]), et_f(o[1]), et_f(o[2]),
                        et_f(o[3]), et_f(o[4]), et_f(o[5])};
@@ -834,6 +822,13 @@ static void test_saturating_casts(void)
 /* Samples at points that saturate (1e20, -1e20 in some lanes of a row; NaN, whose cast is 0):
  * those lanes' corners lie far outside every table (at and next to the i32 ends, where b + 1
  * wraps) and read the background; the row's other lanes read their neighbours as usual. */
+static float far_shift_at(int x, int y, int z)
+{
+    static const float odd[4] = {1e20f, -1e20f, NAN, 3.0f};
+    int n = (x % 8) * 64 + (y % 8) * 8 + z % 8; /* the voxel's place in its block */
+    return (n * 7) % 5 == 0 ? odd[(n / 5) % 4] : 3.0f;
+}
+
 static void test_far_samples(void)
 {
     eng_field *dom = et_field(ctx, "fs_dom", 3, ENG_F32, 0.0f);
@@ -842,26 +837,14 @@ static void test_far_samples(void)
     eng_field *sh = et_field(ctx, "fs_sh", 3, ENG_F32, 3.0f);
     checker_fill(ctx, dom, 9, 1);
     checker_fill(ctx, a, 5, 1);
-    static const float odd[4] = {1e20f, -1e20f, NAN, 3.0f};
-    float v[512];
-    for (int bx = 0; bx < 4; bx++)
-        for (int by = 0; by < 4; by++)
-            for (int bz = 0; bz < 4; bz++) {
-                int32_t c[3] = {bx * 8, by * 8, bz * 8};
-                if (!on(c[0], c[1], c[2]))
-                    continue;
-                for (int n = 0; n < 512; n++)
-                    v[n] = (n * 7) % 5 == 0 ? odd[(n / 5) % 4] : 3.0f;
-                CHECK_OK(ctx, eng_field_write_block(ctx, sh, c, v, NULL));
-            }
+    checker_fill_fn(ctx, sh, far_shift_at);
     eng_program *p = et_compile(ctx, samp_src);
     eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
     if (et_run(ctx, p, "samp", args, 5))
         return;
     int bad = 0, odd_lanes = 0;
     FOR_ACTIVE(x, y, z) {
-        int n = (x % 8) * 64 + (y % 8) * 8 + z % 8;
-        float s = (n * 7) % 5 == 0 ? odd[(n / 5) % 4] : 3.0f;
+        float s = far_shift_at(x, y, z);
         odd_lanes += s != 3.0f;
         /* the language's cast (NaN gives 0) and wrapping b + 1 */
         int32_t b[3] = {ref_i32(floorf((float)x * 1.7f + s)), ref_i32(floorf((float)y * 1.7f + -5.0f)),
