@@ -26,8 +26,11 @@ static inline float at_bg(int f, int x, int y, int z, float bg)
     return on(x, y, z) ? pat(f, x, y, z) : bg;
 }
 
-/* Writes the active blocks of fld: component c of the k per voxel follows pattern f + c. */
-static inline void checker_fill(eng_context *ctx, eng_field *fld, int f, int k)
+/* Writes the active blocks of fld, k components per voxel: component c of voxel (x, y, z) is
+ * value(x, y, z, c, user). */
+static inline void checker_fill_with(eng_context *ctx, eng_field *fld, int k,
+                                     float (*value)(int, int, int, int, const void *),
+                                     const void *user)
 {
     float v[4 * 512];
     for (int bx = 0; bx < 4; bx++)
@@ -38,25 +41,34 @@ static inline void checker_fill(eng_context *ctx, eng_field *fld, int f, int k)
                     continue;
                 for (int n = 0; n < 512; n++)
                     for (int c = 0; c < k; c++)
-                        v[k * n + c] = pat(f + c, o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
+                        v[k * n + c] = value(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8, c, user);
                 CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
             }
 }
 
-/* Writes the active blocks of fld (one component) with value(x, y, z) at each voxel. */
-static inline void checker_fill_fn(eng_context *ctx, eng_field *fld, float (*value)(int, int, int))
+static inline float checker_pat_value(int x, int y, int z, int c, const void *f)
 {
-    float v[512];
-    for (int bx = 0; bx < 4; bx++)
-        for (int by = 0; by < 4; by++)
-            for (int bz = 0; bz < 4; bz++) {
-                int32_t o[3] = {bx * 8, by * 8, bz * 8};
-                if (!on(o[0], o[1], o[2]))
-                    continue;
-                for (int n = 0; n < 512; n++)
-                    v[n] = value(o[0] + n / 64, o[1] + (n / 8) % 8, o[2] + n % 8);
-                CHECK_OK(ctx, eng_field_write_block(ctx, fld, o, v, NULL));
-            }
+    return pat(*(const int *)f + c, x, y, z);
+}
+
+/* Writes the active blocks of fld: component c of the k per voxel follows pattern f + c. */
+static inline void checker_fill(eng_context *ctx, eng_field *fld, int f, int k)
+{
+    checker_fill_with(ctx, fld, k, checker_pat_value, &f);
+}
+
+typedef float (*checker_voxel_fn)(int, int, int);
+
+static inline float checker_fn_value(int x, int y, int z, int c, const void *fn)
+{
+    (void)c;
+    return (*(const checker_voxel_fn *)fn)(x, y, z);
+}
+
+/* Writes the active blocks of fld (one component) with value(x, y, z) at each voxel. */
+static inline void checker_fill_fn(eng_context *ctx, eng_field *fld, checker_voxel_fn value)
+{
+    checker_fill_with(ctx, fld, 1, checker_fn_value, &value);
 }
 
 /* Every active voxel of the pattern, x outermost. */
