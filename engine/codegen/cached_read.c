@@ -97,6 +97,14 @@ typedef struct cread_group {
      * shift-and-mask pairs instead of making 24 on their own paths, where no one dominates the
      * next and so nothing was shared. NULL where the deltas span more than CREAD_TAB_SPAN. */
     LLVMValueRef tab_idx[IR_MAX_DIM][CREAD_TAB_SPAN], tab_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
+    /* The same for rows in vectors (cg_cread_row_ptr), as row_w-lane vectors, made at the
+     * group's first member in a row body and kept for members that row_blk holds: row_ok
+     * says a lane's members all lie among the table's blocks, row_all that every lane's do.
+     * The 8 corners of a sample then share one range test and one branch condition. */
+    LLVMValueRef row_ok, row_all, row_u[IR_MAX_DIM];
+    LLVMValueRef row_idx[IR_MAX_DIM][CREAD_TAB_SPAN], row_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
+    const ir_block *row_blk;
+    unsigned row_w;
 } cread_group;
 
 struct cg_cread {
@@ -707,6 +715,7 @@ static void forget_slot(const ir_task *t, cg_cread *cr, int slot)
         if (ir_tree_slot(t, (uint32_t)cr->group[k].slot) == tree) {
             cr->group[k].last = NULL;
             cr->group[k].tab_ok = NULL;
+            cr->group[k].row_ok = NULL;
         }
 }
 
@@ -721,6 +730,8 @@ void cg_cread_block_start(cg_fn *f, const ir_block *blk)
             cr->group[k].last = NULL;
         if (cr->group[k].tab_ok && nested_in(cr->group[k].tab_blk, blk))
             cr->group[k].tab_ok = NULL;
+        if (cr->group[k].row_ok && nested_in(cr->group[k].row_blk, blk))
+            cr->group[k].row_ok = NULL;
     }
     /* a loop's next iteration runs after whatever its body activates */
     if (blk->owner && ir_op_is_loop(blk->owner->op))
@@ -1335,6 +1346,61 @@ static LLVMValueRef row_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsi
     return cg_call_rt(f, name, vt, ps, args, 4);
 }
 
+/* Group g's shared terms for rows of W lanes at the current point (see cread_group): per
+ * axis, u = base - the entry's first voxel in 64 bits (a coordinate near the i32 limits, from
+ * a saturated cast, must not wrap into the table's range), whether every member's voxel lies
+ * within one block of the entry's, and each member delta's table-index and cell terms. */
+/* Axis a's terms of a row's table read at delta d from u (the base less the entry's first
+ * voxel, W lanes of i32): as table_terms, lane by lane. */
+static void row_axis_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int ish, int stride,
+                           unsigned W, LLVMValueRef *idx, LLVMValueRef *cell)
+{
+    LLVMValueRef v = LLVMBuildAdd(f->b, u, row_splat(f, c32(f, d), W), "");
+    LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, row_splat(f, c32(f, bits), W), ""),
+                                   row_splat(f, c32(f, 1), W), "");
+    *idx = LLVMBuildMul(f->b, nb, row_splat(f, c32(f, stride), W), "row.ti");
+    LLVMValueRef p = LLVMBuildAnd(f->b, v, row_splat(f, c32(f, (1 << bits) - 1), W), "");
+    *cell = LLVMBuildShl(f->b, p, row_splat(f, c32(f, ish), W), "row.tc");
+}
+
+static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom *lg, unsigned W)
+{
+    cg_cread *cr = f->cread;
+    int dim = f->task->fields[g->slot].dim;
+    LLVMTypeRef v32 = LLVMVectorType(f->t_i32, W), v64 = LLVMVectorType(f->t_i64, W);
+    LLVMTypeRef v1 = LLVMVectorType(f->t_i1, W);
+    LLVMValueRef ok = row_splat(f, cr->null_ok[g->slot], W);
+    long long stride3 = 1;
+    for (int a = dim - 1; a >= 0; a--) {
+        LLVMValueRef b = cg_val(f, g->base[a]);
+        if (!b)
+            return -1;
+        long long size = 1ll << lg->bits[a];
+        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, row_splat(f, b, W), v64, ""),
+                                      row_splat(f, LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), W),
+                                      "row.u");
+        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
+                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(-size - g->dmin[a]), 1), W), ""), "");
+        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
+                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size - g->dmax[a]), 1), W), ""), "row.near");
+        g->row_u[a] = LLVMBuildTrunc(f->b, u, v32, "");
+        for (int j = 0; j < CREAD_TAB_SPAN; j++) {
+            g->row_idx[a][j] = g->row_cell[a][j] = NULL;
+            if (g->dmin[a] + j <= g->dmax[a])
+                row_axis_terms(f, g->row_u[a], g->dmin[a] + j, lg->bits[a], lg->ish[a], (int)stride3,
+                               W, &g->row_idx[a][j], &g->row_cell[a][j]);
+        }
+        stride3 *= 3;
+    }
+    char rname[48];
+    snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
+    g->row_ok = ok;
+    g->row_all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+    g->row_w = W;
+    g->row_blk = s->parent;
+    return 0;
+}
+
 /* The W lanes' addresses of direct read s, the operands of its site's index being W-lane
  * vectors: each lane's block from the entry's table where the voxel lies among the entry's
  * neighbours (a gather), through the out-of-line walk elsewhere (a loop over those lanes);
@@ -1356,31 +1422,29 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     if (!cr->enabled[slot] && slot_setup(f, slot) != 0)
         return NULL;
     LLVMTypeRef v32 = LLVMVectorType(f->t_i32, W), v64 = LLVMVectorType(f->t_i64, W);
-    LLVMTypeRef vp = LLVMVectorType(f->t_ptr, W), v1 = LLVMVectorType(f->t_i1, W);
-    LLVMValueRef x[IR_MAX_DIM], ok = row_splat(f, cr->null_ok[slot], W);
-    LLVMValueRef idx = LLVMConstNull(v32), cell = LLVMConstNull(v32);
+    LLVMTypeRef vp = LLVMVectorType(f->t_ptr, W);
+    LLVMValueRef x[IR_MAX_DIM];
+    for (int a = 0; a < dim; a++) {
+        LLVMValueRef v = cg_val(f, site->idx->arg[a]);
+        if (!v)
+            return NULL;
+        x[a] = row_splat(f, v, W);
+    }
+    if (!(g->row_ok && g->row_w == W && encloses(g->row_blk, s)) && row_terms(f, g, s, &lg, W) != 0)
+        return NULL;
+    LLVMValueRef ok = g->row_ok, idx = NULL, cell = NULL;
     int stride3 = 1;
     for (int a = dim - 1; a >= 0; a--) {
-        LLVMValueRef b = cg_val(f, site->idx->arg[a]);
-        if (!b)
-            return NULL;
-        x[a] = row_splat(f, b, W);
-        long long size = 1ll << lg.bits[a];
-        /* in 64 bits: a coordinate near the i32 limits (a saturated cast) must not wrap into
-         * the table's range */
-        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, x[a], v64, ""),
-                                      row_splat(f, LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), W),
-                                      "row.u");
-        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
-                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)-size, 1), W), ""), "");
-        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
-                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size), 1), W), ""), "row.near");
-        LLVMValueRef v = LLVMBuildTrunc(f->b, u, v32, "");
-        LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, row_splat(f, c32(f, lg.bits[a]), W), ""),
-                                       row_splat(f, c32(f, 1), W), "");
-        idx = LLVMBuildAdd(f->b, idx, LLVMBuildMul(f->b, nb, row_splat(f, c32(f, stride3), W), ""), "");
-        LLVMValueRef p = LLVMBuildAnd(f->b, v, row_splat(f, c32(f, size - 1), W), "");
-        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, row_splat(f, c32(f, lg.ish[a]), W), ""), "row.cell");
+        int j = site->delta[a] - g->dmin[a];
+        LLVMValueRef ti, tc;
+        if (j >= 0 && j < CREAD_TAB_SPAN && g->row_idx[a][j]) {
+            ti = g->row_idx[a][j];
+            tc = g->row_cell[a][j];
+        } else { /* deltas spanning more than CREAD_TAB_SPAN */
+            row_axis_terms(f, g->row_u[a], site->delta[a], lg.bits[a], lg.ish[a], stride3, W, &ti, &tc);
+        }
+        idx = idx ? LLVMBuildAdd(f->b, idx, ti, "") : ti;
+        cell = cell ? LLVMBuildOr(f->b, cell, tc, "row.cell") : tc;
         stride3 *= 3;
     }
     idx = LLVMBuildSelect(f->b, ok, idx, LLVMConstNull(v32), "");
@@ -1389,9 +1453,7 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     snprintf(gname, sizeof gname, "v%up0.v%up0", W, W);
     LLVMValueRef blk = row_gather(f, vp, at, 8, ok, LLVMConstNull(vp), gname);
     /* lanes away from the entry: the walk, one lane at a time */
-    char rname[48];
-    snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
-    LLVMValueRef all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+    LLVMValueRef all = g->row_all;
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.far");
     LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.walk");

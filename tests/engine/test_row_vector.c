@@ -641,6 +641,55 @@ static void test_samples(void)
     }
 }
 
+/* One sample's corners split by an `if`, and corners wider apart than the shared terms cover
+ * (x deltas 0 and 5): a row makes a group's range test and index terms at its first corner
+ * and keeps them only for corners that block holds (the ones after the `if` make their own),
+ * and a delta outside the kept span makes its terms on the spot. */
+static const char *split_src =
+    "kernel split(field<f32> dom, field<f32> a, field<f32> o, field<f32> sh, f32 s) {\n"
+    "    for (I in dom) {\n"
+    "        vec3 p = vec3(I) * s + vec3(sh[I], -5.0, 2.0);\n"
+    "        ivec3 b = ivec3(floor(p));\n"
+    "        f32 v = 0.0;\n"
+    "        if (((I.x + I.z) & 1) == 0) {\n"
+    "            v = a[b + ivec3(0, 1, 0)];\n"
+    "        }\n"
+    "        o[I] = v + 0.5 * a[b] + 0.25 * a[b + ivec3(5, 0, 0)];\n"
+    "    }\n"
+    "}\n";
+
+static void test_split_samples(void)
+{
+    eng_field *dom = et_field(ctx, "sp_dom", 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, "sp_a", 3, ENG_F32, 0.75f);
+    eng_field *o = et_field(ctx, "sp_o", 3, ENG_F32, 0.0f);
+    eng_field *sh = et_field(ctx, "sp_sh", 3, ENG_F32, 3.0f);
+    checker_fill(ctx, dom, 9, 1);
+    checker_fill(ctx, a, 5, 1);
+    et_put(ctx, sh, 0, 0, 0, 3.0f);
+    eng_program *p = et_compile(ctx, split_src);
+    eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
+    if (et_run(ctx, p, "split", args, 5))
+        return;
+    int bad = 0;
+    FOR_ACTIVE(x, y, z) {
+        int b[3] = {(int)floorf((float)x * 1.7f + 3.0f), (int)floorf((float)y * 1.7f + -5.0f),
+                    (int)floorf((float)z * 1.7f + 2.0f)};
+        float v = ((x + z) & 1) == 0 ? at_bg(5, b[0], b[1] + 1, b[2], 0.75f) : 0.0f;
+        float want = v + 0.5f * at_bg(5, b[0], b[1], b[2], 0.75f);
+        want = want + 0.25f * at_bg(5, b[0] + 5, b[1], b[2], 0.75f);
+        float got = et_at(o, x, y, z, 0);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "split (%d,%d,%d): %.9g, expected %.9g\n", x, y, z, got, want);
+    }
+    CHECK(bad == 0);
+    char *text = listing(split_src, "split");
+    if (text) {
+        CHECK(strstr(text, "@llvm.masked.gather.v8f32") != NULL);
+        free(text);
+    }
+}
+
 /* x[I] += v on a dense leaf of another tree (atomic demotion makes it a load and a store
  * through the activating pointer): the row reads its run at once where the block is there or
  * was just made, and through the one-element sink, lane by lane as a cell at a time would,
@@ -895,6 +944,7 @@ int main(void)
     test_mixed_body();
     test_samples();
     test_far_samples();
+    test_split_samples();
     test_bitmasked_activation();
     test_activation_lane_by_lane();
     test_query_aliased_write();
