@@ -189,33 +189,42 @@ static int optimize(sfg_queue *q) {
     return rc;
 }
 
-static int cmp_edge(const void *x, const void *y) {
-    const sfg_edge *a = x, *b = y;
-    if (a->from != b->from)
-        return a->from < b->from ? -1 : 1;
-    return a->to < b->to ? -1 : a->to > b->to;
-}
-
-/* Edges between pending tasks, as positions in the batch, one per pair. */
+/* Edges between pending tasks, as positions in the batch, one per pair. The graph's edges come
+ * grouped by their head (insert() adds a task's edges as it inserts the task), so a pair's
+ * duplicates lie in one group: a mark per tail finds them without sorting (a qsort per flush
+ * was a fifth of a memoized flush's time). Ordered by head, then first appearance. */
 static int batch_edges(const sfg_graph *g, sfg_edge **out, uint32_t *n_out) {
-    uint32_t fp = g->first_pending, n = 0;
-    sfg_edge *e = g->n_edge ? malloc((size_t)g->n_edge * sizeof *e) : NULL;
-    if (g->n_edge && !e)
+    uint32_t fp = g->first_pending, np = g->n_node - fp, n = 0;
+    *out = NULL;
+    *n_out = 0;
+    if (!g->n_edge || !np)
+        return SFG_OK;
+    sfg_edge *e = malloc((size_t)g->n_edge * sizeof *e);
+    uint32_t *at = malloc((size_t)np * 2 * sizeof *at);
+    if (!e || !at) {
+        free(e);
+        free(at);
         return SFG_ENOMEM;
-    for (uint32_t i = 0; i < g->n_edge; i++)
-        if (g->edge[i].from >= fp)
-            e[n++] = (sfg_edge){g->edge[i].from - fp, g->edge[i].to - fp, g->edge[i].kind};
-    if (n)
-        qsort(e, n, sizeof *e, cmp_edge);
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (w && e[w - 1].from == e[i].from && e[w - 1].to == e[i].to)
-            e[w - 1].kinds |= e[i].kinds;
-        else
-            e[w++] = e[i];
     }
+    /* at[2p]: the head whose group last met tail p; at[2p + 1]: that edge's position */
+    for (uint32_t p = 0; p < np; p++)
+        at[2 * p] = UINT32_MAX;
+    for (uint32_t i = 0; i < g->n_edge; i++) {
+        const sfg_gedge *x = &g->edge[i];
+        if (x->from < fp)
+            continue;
+        uint32_t from = x->from - fp, to = x->to - fp;
+        if (at[2 * from] == to) {
+            e[at[2 * from + 1]].kinds |= x->kind;
+            continue;
+        }
+        at[2 * from] = to;
+        at[2 * from + 1] = n;
+        e[n++] = (sfg_edge){from, to, x->kind};
+    }
+    free(at);
     *out = e;
-    *n_out = w;
+    *n_out = n;
     return SFG_OK;
 }
 

@@ -377,6 +377,15 @@ static int check_paths(const sfg_batch *b) {
     return missing;
 }
 
+/* sfg.h: one edge per pair of tasks (the queue merges the kinds of a pair's edges). */
+static int duplicate_pair(const sfg_batch *b) {
+    for (uint32_t i = 0; i < b->n_edges; i++)
+        for (uint32_t j = i + 1; j < b->n_edges; j++)
+            if (b->edges[i].from == b->edges[j].from && b->edges[i].to == b->edges[j].to)
+                return 1;
+    return 0;
+}
+
 int toy_executor(void *ud, const sfg_batch *b) {
     toy_exec *e = ud;
     e->batches++;
@@ -398,6 +407,8 @@ int toy_executor(void *ud, const sfg_batch *b) {
     for (uint32_t i = 0; i < b->n_edges; i++)
         if (b->edges[i].from >= b->edges[i].to || b->edges[i].to >= b->n_tasks)
             e->bad_order = 1;
+    if (b->n_edges <= 4096 && duplicate_pair(b))
+        e->bad_order = 1;
     if (b->n_tasks <= 512 && check_paths(b))
         e->missing_dep = 1;
     for (uint32_t i = 0; i < b->n_tasks; i++) {

@@ -105,7 +105,7 @@ typedef struct toy_exec {
     char last_name[TOY_MAX_BATCH][64];
     sfg_edge *last_edges;  /* malloc'd copy */
     uint32_t last_edges_cap;
-    int bad_order;         /* an edge with from >= to was seen */
+    int bad_order;         /* an edge with from >= to, or two edges of one pair, was seen */
     int missing_dep;       /* two conflicting tasks of a batch without a path between them */
 } toy_exec;
 
