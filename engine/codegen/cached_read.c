@@ -1346,10 +1346,6 @@ static LLVMValueRef row_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsi
     return cg_call_rt(f, name, vt, ps, args, 4);
 }
 
-/* Group g's shared terms for rows of W lanes at the current point (see cread_group): per
- * axis, u = base - the entry's first voxel in 64 bits (a coordinate near the i32 limits, from
- * a saturated cast, must not wrap into the table's range), whether every member's voxel lies
- * within one block of the entry's, and each member delta's table-index and cell terms. */
 /* Axis a's terms of a row's table read at delta d from u (the base less the entry's first
  * voxel, W lanes of i32): as table_terms, lane by lane. */
 static void row_axis_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int ish, int stride,
@@ -1363,6 +1359,10 @@ static void row_axis_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int is
     *cell = LLVMBuildShl(f->b, p, row_splat(f, c32(f, ish), W), "row.tc");
 }
 
+/* Group g's shared terms for rows of W lanes at the current point (see cread_group): per
+ * axis, u = base - the entry's first voxel in 64 bits (a coordinate near the i32 limits, from
+ * a saturated cast, must not wrap into the table's range), whether every member's voxel lies
+ * within one block of the entry's, and each member delta's table-index and cell terms. */
 static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom *lg, unsigned W)
 {
     cg_cread *cr = f->cread;
