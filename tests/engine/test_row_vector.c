@@ -603,20 +603,37 @@ static const char *samp_src =
     "    }\n"
     "}\n";
 
-static void test_samples(void)
+/* The sampling tests' set-up: kernel `name` of src (parameters dom, a, o, sh, s) over the
+ * checkerboards dom (pattern 9) and a (pattern 5, background 0.75), with s = 1.7 and sh
+ * shift(x, y, z) where a block is active (NULL: 3 everywhere, background included). The point
+ * depends on a loaded value (sh), as a sample's does: reads at points made from the loop index
+ * alone stay scalar (cached_read.c, from_load). Returns o, or NULL when the run failed. */
+static eng_field *run_sampler(const char *tag, const char *src, const char *name,
+                              float (*shift)(int, int, int))
 {
-    eng_field *dom = et_field(ctx, "s_dom", 3, ENG_F32, 0.0f);
-    eng_field *a = et_field(ctx, "s_a", 3, ENG_F32, 0.75f);
-    eng_field *o = et_field(ctx, "s_o", 3, ENG_F32, 0.0f);
+    char fn[4][32];
+    static const char *const part[4] = {"dom", "a", "o", "sh"};
+    for (int k = 0; k < 4; k++)
+        snprintf(fn[k], sizeof fn[k], "%s_%s", tag, part[k]);
+    eng_field *dom = et_field(ctx, fn[0], 3, ENG_F32, 0.0f);
+    eng_field *a = et_field(ctx, fn[1], 3, ENG_F32, 0.75f);
+    eng_field *o = et_field(ctx, fn[2], 3, ENG_F32, 0.0f);
+    eng_field *sh = et_field(ctx, fn[3], 3, ENG_F32, 3.0f);
     checker_fill(ctx, dom, 9, 1);
     checker_fill(ctx, a, 5, 1);
-    /* the point depends on a loaded value (3 everywhere), as a sample's does: reads at points
-     * made from the loop index alone stay scalar (cached_read.c, from_load) */
-    eng_field *sh = et_field(ctx, "s_sh", 3, ENG_F32, 3.0f);
-    et_put(ctx, sh, 0, 0, 0, 3.0f);
-    eng_program *p = et_compile(ctx, samp_src);
+    if (shift)
+        checker_fill_fn(ctx, sh, shift);
+    else
+        et_put(ctx, sh, 0, 0, 0, 3.0f);
+    eng_program *p = et_compile(ctx, src);
     eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
-    if (et_run(ctx, p, "samp", args, 5))
+    return et_run(ctx, p, name, args, 5) ? NULL : o;
+}
+
+static void test_samples(void)
+{
+    eng_field *o = run_sampler("s", samp_src, "samp", NULL);
+    if (!o)
         return;
     int bad = 0, far = 0;
     FOR_ACTIVE(x, y, z) {
@@ -660,16 +677,8 @@ static const char *split_src =
 
 static void test_split_samples(void)
 {
-    eng_field *dom = et_field(ctx, "sp_dom", 3, ENG_F32, 0.0f);
-    eng_field *a = et_field(ctx, "sp_a", 3, ENG_F32, 0.75f);
-    eng_field *o = et_field(ctx, "sp_o", 3, ENG_F32, 0.0f);
-    eng_field *sh = et_field(ctx, "sp_sh", 3, ENG_F32, 3.0f);
-    checker_fill(ctx, dom, 9, 1);
-    checker_fill(ctx, a, 5, 1);
-    et_put(ctx, sh, 0, 0, 0, 3.0f);
-    eng_program *p = et_compile(ctx, split_src);
-    eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
-    if (et_run(ctx, p, "split", args, 5))
+    eng_field *o = run_sampler("sp", split_src, "split", NULL);
+    if (!o)
         return;
     int bad = 0;
     FOR_ACTIVE(x, y, z) {
@@ -880,16 +889,8 @@ static float far_shift_at(int x, int y, int z)
 
 static void test_far_samples(void)
 {
-    eng_field *dom = et_field(ctx, "fs_dom", 3, ENG_F32, 0.0f);
-    eng_field *a = et_field(ctx, "fs_a", 3, ENG_F32, 0.75f);
-    eng_field *o = et_field(ctx, "fs_o", 3, ENG_F32, 0.0f);
-    eng_field *sh = et_field(ctx, "fs_sh", 3, ENG_F32, 3.0f);
-    checker_fill(ctx, dom, 9, 1);
-    checker_fill(ctx, a, 5, 1);
-    checker_fill_fn(ctx, sh, far_shift_at);
-    eng_program *p = et_compile(ctx, samp_src);
-    eng_arg args[5] = {et_f(dom), et_f(a), et_f(o), et_f(sh), et_s(1.7)};
-    if (et_run(ctx, p, "samp", args, 5))
+    eng_field *o = run_sampler("fs", samp_src, "samp", far_shift_at);
+    if (!o)
         return;
     int bad = 0, odd_lanes = 0;
     FOR_ACTIVE(x, y, z) {
