@@ -101,7 +101,8 @@ typedef struct cread_group {
      * group's first member in a row body and kept for members that row_blk holds: row_ok
      * says a lane's members all lie among the table's blocks, row_all that every lane's do.
      * The 8 corners of a sample then share one range test and one branch condition. */
-    LLVMValueRef row_ok, row_all, row_u[IR_MAX_DIM];
+    LLVMValueRef row_ok, row_all, row_u[IR_MAX_DIM], row_u64[IR_MAX_DIM];
+    int row_wide; /* deltas span more than 1 on some axis: each member tests its own range */
     LLVMValueRef row_idx[IR_MAX_DIM][CREAD_TAB_SPAN], row_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
     const ir_block *row_blk;
     unsigned row_w;
@@ -1383,6 +1384,7 @@ static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom
                           row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(-size - g->dmin[a]), 1), W), ""), "");
         ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
                           row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size - g->dmax[a]), 1), W), ""), "row.near");
+        g->row_u64[a] = u;
         g->row_u[a] = LLVMBuildTrunc(f->b, u, v32, "");
         for (int j = 0; j < CREAD_TAB_SPAN; j++) {
             g->row_idx[a][j] = g->row_cell[a][j] = NULL;
@@ -1396,6 +1398,9 @@ static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom
     snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
     g->row_ok = ok;
     g->row_all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+    g->row_wide = 0;
+    for (int a = 0; a < dim; a++)
+        g->row_wide |= g->dmax[a] - g->dmin[a] > 1;
     g->row_w = W;
     g->row_blk = s->parent;
     return 0;
@@ -1432,7 +1437,26 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     }
     if (!(g->row_ok && g->row_w == W && encloses(g->row_blk, s)) && row_terms(f, g, s, &lg, W) != 0)
         return NULL;
-    LLVMValueRef ok = g->row_ok, idx = NULL, cell = NULL;
+    LLVMValueRef ok = g->row_ok, all = g->row_all, idx = NULL, cell = NULL;
+    if (g->row_wide) {
+        /* Members further apart than a sample's corners: the group's range narrows by their
+         * span (a span of 3 blocks would leave none), so each member tests its own voxel and
+         * one far member does not send the others' lanes down the walk. */
+        LLVMTypeRef v1 = LLVMVectorType(f->t_i1, W);
+        ok = row_splat(f, cr->null_ok[slot], W);
+        for (int a = 0; a < dim; a++) {
+            long long size = 1ll << lg.bits[a];
+            LLVMValueRef u = LLVMBuildAdd(f->b, g->row_u64[a],
+                                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(long long)site->delta[a], 1), W), "");
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
+                              row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)-size, 1), W), ""), "");
+            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
+                              row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size), 1), W), ""), "row.near");
+        }
+        char rname[48];
+        snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
+        all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+    }
     int stride3 = 1;
     for (int a = dim - 1; a >= 0; a--) {
         int j = site->delta[a] - g->dmin[a];
@@ -1453,7 +1477,6 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     snprintf(gname, sizeof gname, "v%up0.v%up0", W, W);
     LLVMValueRef blk = row_gather(f, vp, at, 8, ok, LLVMConstNull(vp), gname);
     /* lanes away from the entry: the walk, one lane at a time */
-    LLVMValueRef all = g->row_all;
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.far");
     LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.walk");

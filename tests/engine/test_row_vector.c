@@ -661,7 +661,8 @@ static void test_samples(void)
 /* One sample's corners split by an `if`, and corners wider apart than the shared terms cover
  * (x deltas 0 and 5): a row makes a group's range test and index terms at its first corner
  * and keeps them only for corners that block holds (the ones after the `if` make their own),
- * and a delta outside the kept span makes its terms on the spot. */
+ * a delta outside the kept span makes its terms on the spot, and members this far apart test
+ * their own ranges (an off-by-one there crashed this test). */
 static const char *split_src =
     "kernel split(field<f32> dom, field<f32> a, field<f32> o, field<f32> sh, f32 s) {\n"
     "    for (I in dom) {\n"
