@@ -1347,6 +1347,25 @@ static LLVMValueRef row_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsi
     return cg_call_rt(f, name, vt, ps, args, 4);
 }
 
+/* ok and, lane by lane, lo <= u < hi (u: W lanes of i64). */
+static LLVMValueRef row_near(cg_fn *f, LLVMValueRef ok, LLVMValueRef u, long long lo, long long hi,
+                             unsigned W)
+{
+    ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
+                      row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)lo, 1), W), ""), "");
+    return LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
+                        row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)hi, 1), W), ""), "row.near");
+}
+
+/* Whether every lane of ok is set. */
+static LLVMValueRef row_all_of(cg_fn *f, LLVMValueRef ok, unsigned W)
+{
+    LLVMTypeRef v1 = LLVMVectorType(f->t_i1, W);
+    char rname[48];
+    snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
+    return cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+}
+
 /* Axis a's terms of a row's table read at delta d from u (the base less the entry's first
  * voxel, W lanes of i32): as table_terms, lane by lane. */
 static void row_axis_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int ish, int stride,
@@ -1369,7 +1388,6 @@ static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom
     cg_cread *cr = f->cread;
     int dim = f->task->fields[g->slot].dim;
     LLVMTypeRef v32 = LLVMVectorType(f->t_i32, W), v64 = LLVMVectorType(f->t_i64, W);
-    LLVMTypeRef v1 = LLVMVectorType(f->t_i1, W);
     LLVMValueRef ok = row_splat(f, cr->null_ok[g->slot], W);
     long long stride3 = 1;
     for (int a = dim - 1; a >= 0; a--) {
@@ -1380,10 +1398,7 @@ static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom
         LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, row_splat(f, b, W), v64, ""),
                                       row_splat(f, LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), W),
                                       "row.u");
-        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
-                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(-size - g->dmin[a]), 1), W), ""), "");
-        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
-                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size - g->dmax[a]), 1), W), ""), "row.near");
+        ok = row_near(f, ok, u, -size - g->dmin[a], 2 * size - g->dmax[a], W);
         g->row_u64[a] = u;
         g->row_u[a] = LLVMBuildTrunc(f->b, u, v32, "");
         for (int j = 0; j < CREAD_TAB_SPAN; j++) {
@@ -1394,10 +1409,8 @@ static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom
         }
         stride3 *= 3;
     }
-    char rname[48];
-    snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
     g->row_ok = ok;
-    g->row_all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+    g->row_all = row_all_of(f, ok, W);
     g->row_wide = 0;
     for (int a = 0; a < dim; a++)
         g->row_wide |= g->dmax[a] - g->dmin[a] > 1;
@@ -1442,20 +1455,14 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
         /* Members further apart than a sample's corners: the group's range narrows by their
          * span (a span of 3 blocks would leave none), so each member tests its own voxel and
          * one far member does not send the others' lanes down the walk. */
-        LLVMTypeRef v1 = LLVMVectorType(f->t_i1, W);
         ok = row_splat(f, cr->null_ok[slot], W);
         for (int a = 0; a < dim; a++) {
             long long size = 1ll << lg.bits[a];
             LLVMValueRef u = LLVMBuildAdd(f->b, g->row_u64[a],
                                           row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(long long)site->delta[a], 1), W), "");
-            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
-                              row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)-size, 1), W), ""), "");
-            ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
-                              row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(2 * size), 1), W), ""), "row.near");
+            ok = row_near(f, ok, u, -size, 2 * size, W);
         }
-        char rname[48];
-        snprintf(rname, sizeof rname, "llvm.vector.reduce.and.v%ui1", W);
-        all = cg_call_rt(f, rname, f->t_i1, &v1, &ok, 1);
+        all = row_all_of(f, ok, W);
     }
     int stride3 = 1;
     for (int a = dim - 1; a >= 0; a--) {
