@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "plugin/handles.h"
 #include "plugin/plugin.h"
+#include "plugin/write_queue.h"
 #include "engine/kernel.h"
 
 #include <math.h>
@@ -222,6 +223,7 @@ void pl_context_destroy(plume_context *handle)
         return;
     handle_drop(ctx->handle);
     pl_checkpoint_wait(ctx, 0); /* the last frame's checkpoint lands before the context goes */
+    pl_wq_destroy(ctx->writes, ctx); /* and so do its files (the checkpoint waited for them) */
     pl_volumes_close_all(ctx);
     for (uint32_t i = 0; i < ctx->nnodes; i++)
         pl_node_free(ctx->nodes[i]);
@@ -324,6 +326,10 @@ plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t c
             return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "cook: node '%s' belongs to another context",
                            n->name);
     }
+    /* A file of an earlier frame that failed is news the host gets before more cooking. */
+    plume_status wst = ctx->writes ? pl_wq_collect(ctx->writes, ctx) : PLUME_OK;
+    if (wst != PLUME_OK)
+        return wst;
     double t0 = now_s();
     plume_status st = PLUME_OK;
     if (ci.substeps > 1 && ci.substep < ci.substeps)
@@ -349,7 +355,10 @@ plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t c
 plume_status pl_sync(plume_context *handle)
 {
     GET_CTX(ctx, handle);
-    return pl_from_engine(ctx, eng_sync(ctx->eng));
+    plume_status st = pl_from_engine(ctx, eng_sync(ctx->eng));
+    if (st == PLUME_OK && ctx->writes)
+        st = pl_wq_collect(ctx->writes, ctx);
+    return st;
 }
 
 plume_status pl_get_stats(plume_context *handle, plume_stats *out)

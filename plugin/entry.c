@@ -59,6 +59,8 @@ static const void *get_extension(const char *id)
         return &pl_ext_checkpoint;
     if (id && !strcmp(id, PLUME_EXT_DETERMINISTIC))
         return &pl_ext_deterministic;
+    if (id && !strcmp(id, PLUME_EXT_DEFERRED_WRITES))
+        return &pl_ext_deferred_writes;
     return pl_get_extension(id);
 }
 

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "plugin/plugin.h"
 #include "plugin/vdb_stable.h"
+#include "plugin/write_queue.h"
 #include "engine/kernel.h"
 
 #include <math.h>
@@ -203,6 +204,7 @@ typedef struct ckpt_job {
     plm_vdb_grid **grids;
     int n;
     pthread_t thread; /* save_begin's writer */
+    pl_wq_barrier *after; /* the files queued before this checkpoint (write_queue.h); NULL: none */
     plume_status status;
     int uuid_left;
     char err[4600];
@@ -212,6 +214,7 @@ static void job_free(ckpt_job *j)
 {
     if (!j)
         return;
+    pl_wq_barrier_wait(j->after, NULL, 0); /* frees it */
     for (int i = 0; i < j->n; i++)
         plm_vdb_grid_free(j->grids[i]);
     free(j->grids);
@@ -247,6 +250,7 @@ static plume_status capture(pl_context *ctx, const char *path, int64_t frame, co
         job_free(j);
         return st;
     }
+    j->after = ctx->writes ? pl_wq_add_barrier(ctx->writes) : NULL;
     *out = j;
     return PLUME_OK;
 }
@@ -263,6 +267,16 @@ static void ckpt_write(ckpt_job *j)
      * time (60-65 against 28-38 ms), which a bake pays every frame; the file is replaced
      * each frame, so its size does not add up over a bake. */
     plm_vdb_write_options wo = {.compression = PLM_VDB_COMPRESS_NONE, .file_meta = meta, .file_meta_count = 4};
+    /* A checkpoint says "every frame up to here is complete": not so while a file of those
+     * frames failed (deferred writes). */
+    char why[4000];
+    int bad = pl_wq_barrier_wait(j->after, why, sizeof why);
+    j->after = NULL;
+    if (bad) {
+        snprintf(j->err, sizeof j->err, "%s: not written: %s", j->path, why);
+        j->status = PLUME_ERR_IO;
+        return;
+    }
     j->status = pl_vdb_write_stable_core(j->path, (const plm_vdb_grid *const *)j->grids, j->n, &wo, j->err,
                                          sizeof j->err, &j->uuid_left);
 }

@@ -75,6 +75,10 @@ struct pl_context {
     char err[4096];
     plume_stats stats;
     struct ckpt_job *ckpt_pending; /* save_begin's write in flight (ext_checkpoint.c) */
+    /* files written on a thread while the host cooks on (ext_deferred.c, write_queue.h): the
+     * queue, made at the first set(1) and kept until the context goes; whether nodes use it */
+    struct pl_write_queue *writes;
+    int deferred_writes;
     /* progress: where the current cook is ("frame 3, substep 2/4"), for the engine's reports
      * during it and the sync after; when the host was last told (pl_progress throttles) */
     char progress_at[96];
@@ -152,9 +156,11 @@ plume_status pl_volume_write_block(plume_volume *vol, const int32_t origin[3],
 plume_status pl_volume_clear(plume_volume *vol);
 
 const void *pl_get_extension(const char *id);
-/* "plume.checkpoint/1" (ext_checkpoint.c) and "plume.deterministic/1" (ext_deterministic.c);
- * entry.c serves them besides pl_get_extension's. */
+/* "plume.checkpoint/1" (ext_checkpoint.c), "plume.deterministic/1" (ext_deterministic.c) and
+ * "plume.deferred_writes/1" (ext_deferred.c); entry.c serves them besides pl_get_extension's. */
 extern const plume_ext_checkpoint pl_ext_checkpoint;
 extern const plume_ext_deterministic pl_ext_deterministic;
+/* "plume.deferred_writes/1" (ext_deferred.c) */
+extern const plume_ext_deferred_writes pl_ext_deferred_writes;
 
 #endif

@@ -40,6 +40,8 @@ static const char cook_usage[] =
     "                        other options (mode, --disable, --deterministic, start frame) or a\n"
     "                        damaged one stops the cook with exit status 1\n"
     "  --no-checkpoint       do not write the checkpoint after each frame\n"
+    "  --sync-writes         write each frame's files before cooking the next (default: a thread\n"
+    "                        of the plugin writes them while the next frame cooks)\n"
     "  --quiet               no progress output\n";
 
 /* Where the checkpoint of the last complete frame lives, beside the frames it belongs to. */
@@ -406,7 +408,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
 {
     const char *scene_path = NULL, *out_dir = NULL, *stats_path = NULL;
     const char *frames = NULL;
-    int quiet = 0, deterministic = 0, resume = 0, checkpoints = 1;
+    int quiet = 0, deterministic = 0, resume = 0, checkpoints = 1, sync_writes = 0;
     plume_context_options o = {sizeof o, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0, 0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -422,6 +424,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             resume = 1;
         } else if (!strcmp(a, "--no-checkpoint")) {
             checkpoints = 0;
+        } else if (!strcmp(a, "--sync-writes")) {
+            sync_writes = 1;
         } else if (is_value_option(a) && !has_val) {
             cli_error("cook", "%s needs a value", a);
             return EXIT_USAGE;
@@ -573,6 +577,15 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         goto stats;
     }
     if (deterministic && det->set(ctx, 1) != PLUME_OK) {
+        FAIL("%s", api->last_error(ctx));
+        goto stats;
+    }
+    /* ABI 1.7 plugins write a frame's files on a thread of their own while the next frame cooks;
+     * a failed file surfaces at the next cook or sync, and its frame's checkpoint is not written */
+    const plume_ext_deferred_writes *dw = sync_writes ? NULL : api->get_extension(PLUME_EXT_DEFERRED_WRITES);
+    if (dw && dw->struct_size < sizeof *dw)
+        dw = NULL;
+    if (dw && dw->set(ctx, 1) != PLUME_OK) {
         FAIL("%s", api->last_error(ctx));
         goto stats;
     }
@@ -744,6 +757,23 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         else if (!quiet)
             fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substeps\n",
                     (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub);
+    }
+    /* The frames' files are in place before the cook reports or stops (also when cancelled:
+     * the frames cooked are complete); a failure here is the last frame's. */
+    if (dw && dw->finish(ctx) != PLUME_OK) {
+        if (st == PLUME_OK) {
+            snprintf(failure, sizeof failure, "%s: %s", sc.path, api->last_error(ctx));
+            st = PLUME_ERR_IO;
+        } else {
+            fprintf(stderr, "\nplume: also: %s\n", api->last_error(ctx));
+        }
+    }
+    if (st == PLUME_OK && !outdir_lock_intact(lock_fd, out_dir)) {
+        folder_gone = 1;
+        snprintf(failure, sizeof failure,
+                 "%s: the output folder %s was removed or replaced during the cook; the frames written before "
+                 "are gone: cook again", sc.path, out_dir);
+        st = PLUME_ERR_IO;
     }
     /* The last complete frame's checkpoint is in place before the cook reports or stops. */
     if (ck && checkpoints && ck_async)

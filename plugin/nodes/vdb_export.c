@@ -4,6 +4,7 @@
 #include "engine/kernel.h"
 #include "plugin/vdb_bridge.h"
 #include "plugin/vdb_stable.h"
+#include "plugin/write_queue.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -124,10 +125,16 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                                      .file_meta = meta,
                                      .file_meta_count = 2};
         char who[300];
-        snprintf(who, sizeof who, "node '%s'", n->name);
-        st = pl_vdb_write_stable(env->ctx, who, path, (const plm_vdb_grid *const *)grids, count, &wo);
-        if (st == PLUME_OK)
-            pl_log(env->ctx, PLUME_LOG_INFO, "wrote %s", path);
+        if (env->ctx->deferred_writes && env->ctx->writes) {
+            snprintf(who, sizeof who, "node '%s', frame %lld", n->name, (long long)env->info->frame);
+            st = pl_wq_push(env->ctx->writes, env->ctx, who, path, grids, count, &wo);
+            count = 0; /* the queue has the grids now */
+        } else {
+            snprintf(who, sizeof who, "node '%s'", n->name);
+            st = pl_vdb_write_stable(env->ctx, who, path, (const plm_vdb_grid *const *)grids, count, &wo);
+            if (st == PLUME_OK)
+                pl_log(env->ctx, PLUME_LOG_INFO, "wrote %s", path);
+        }
     }
     for (int i = 0; i < count; i++)
         plm_vdb_grid_free(grids[i]);

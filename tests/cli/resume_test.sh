@@ -10,6 +10,9 @@
 #    a checkpoint are refused with exit status 1 and a message naming why, and nothing crashes;
 #  - without a checkpoint --resume cooks from the first frame; after the last frame it has
 #    nothing to do;
+#  - a frame file that cannot be written stops the cook, keeps the previous frame's checkpoint
+#    and is cooked again by --resume, with the files written while the next frame cooks and
+#    with --sync-writes;
 #  - Ctrl-C (SIGINT) during a long cook leaves a checkpoint of the last complete frame, whose
 #    frame file exists, no temporary file behind, and --resume continues after it.
 set -u
@@ -46,6 +49,27 @@ grep -q "resuming from frame 3 (checkpoint of frame 2" "$tmp/err" || fail "resum
 grep -q "frames 3-3" "$tmp/err" || fail "resume did not cook frame 3 alone: $(cat "$tmp/err")"
 cmp -s "$tmp/ref/r_0003.vdb" "$tmp/res/r_0003.vdb" || fail "frame 3 after resume differs from the uninterrupted cook"
 cmp -s "$tmp/ref/$ckpt" "$tmp/res/$ckpt" || fail "the checkpoints of frame 3 differ (resumed vs uninterrupted)"
+
+# A frame file that cannot be written (a folder in its place): its frame's checkpoint is not
+# written, the cook stops with exit status 1 naming the file, no later frame is left behind
+# (the files are written while the next frame cooks, and the writes after a failed one are
+# dropped), and --resume starts again at that frame. Both ways of writing, as each host can.
+for how in deferred --sync-writes; do
+  w=""; [ "$how" = deferred ] || w=$how
+  rm -rf "$tmp/wf"; mkdir -p "$tmp/wf/r_0002.vdb"
+  "$plume" cook "$scene" --out "$tmp/wf" --threads 2 --deterministic --frames 1-3 $w 2>"$tmp/err"; rc=$?
+  [ "$rc" = 1 ] && grep -q "r_0002.vdb" "$tmp/err" || fail "$how: unwritable frame 2: exit $rc: $(cat "$tmp/err")"
+  [ ! -e "$tmp/wf/r_0003.vdb" ] || fail "$how: frame 3 written after frame 2 failed"
+  cmp -s "$tmp/ref/r_0001.vdb" "$tmp/wf/r_0001.vdb" || fail "$how: frame 1 before the failure differs"
+  cf=$("$plume" vdb info "$tmp/wf/$ckpt" 2>/dev/null | sed -n 's/^ *plume_frame = //p')
+  [ "$cf" = 1 ] || fail "$how: the checkpoint after frame 2 failed is of frame '$cf', not 1"
+  rmdir "$tmp/wf/r_0002.vdb"
+  "$plume" cook "$scene" --out "$tmp/wf" --threads 2 --deterministic --frames 1-3 --resume $w 2>"$tmp/err" \
+    && grep -q "resuming from frame 2 (checkpoint of frame 1" "$tmp/err" || fail "$how: resume after the failed frame: $(cat "$tmp/err")"
+  for f in 2 3; do
+    cmp -s "$tmp/ref/r_000$f.vdb" "$tmp/wf/r_000$f.vdb" || fail "$how: frame $f after the resume differs from the reference"
+  done
+done
 
 # everything done: nothing to cook, exit 0
 "$plume" cook "$scene" --out "$tmp/res" --deterministic --resume 2>"$tmp/err" || fail "resume of a finished bake: $(cat "$tmp/err")"

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 6
+#define PLUME_ABI_MINOR 7
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -507,6 +507,32 @@ typedef struct plume_ext_checkpoint {
     plume_status (*save_begin)(plume_context *ctx, const char *path, int64_t frame, const char *key);
     plume_status (*save_finish)(plume_context *ctx);
 } plume_ext_checkpoint;
+
+/* "plume.deferred_writes/1" (ABI 1.7): files written while the next frame cooks. Off by
+ * default: a host that expects a frame's files in place when cook returns does nothing. With it
+ * on, a node that writes a file (org.plume.vdb.export) captures what it writes (a copy of its
+ * grids, at the frame's sync point) and a thread of the plugin writes the file, atomically as
+ * before, in the order the nodes queued them. At most two writes are pending per context (a
+ * third waits in cook), so a slow disk holds the cook back rather than filling memory. A
+ * write's failure is returned once, by the context's next cook, sync or finish (PLUME_ERR_IO,
+ * naming the node, frame and file); the writes queued after a failed one are dropped, not
+ * written, and that message counts them. A checkpoint (plume.checkpoint/1 save and save_begin)
+ * is written only when every file queued before it since the previous checkpoint landed:
+ * otherwise it fails and the previous checkpoint stays, so a resumed bake restarts at the frame
+ * whose file is missing. "wrote FILE" log lines come at the context's next cook, sync or
+ * finish. Threading: the context's thread. */
+#define PLUME_EXT_DEFERRED_WRITES "plume.deferred_writes/1"
+typedef struct plume_ext_deferred_writes {
+    uint32_t struct_size;
+    /* on != 0 switches deferral on; 0 switches it off after waiting for every pending write
+     * (as finish, whose status it returns). */
+    plume_status (*set)(plume_context *ctx, int32_t on);
+    plume_status (*get)(plume_context *ctx, int32_t *on);
+    /* Waits for every pending write: PLUME_OK when every file queued so far is in place (or
+     * was reported failed already), else the first failure not yet reported. context_destroy
+     * waits too and logs a failure at ERROR level. */
+    plume_status (*finish)(plume_context *ctx);
+} plume_ext_deferred_writes;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,235 @@
+/* The "plume.deferred_writes/1" extension (ABI 1.7) through the ABI alone. Files written by the
+ * plugin's thread have the same bytes as the ones written during cook; finish, set(0) and
+ * context_destroy leave every queued file in place; a failed write is reported once, by the
+ * next finish (or cook, or sync), naming the node, frame and file; a write queued after a
+ * failed one is dropped and counted; a checkpoint taken after a failed file is refused and the
+ * previous one stays; the "wrote" log lines reach the host on its own thread. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "plume/plume.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const plume_plugin *api;
+static const plume_ext_deferred_writes *dw;
+static const plume_ext_checkpoint *ck;
+static char dir[256];
+
+/* What the host's log callback saw. */
+static pthread_t host_thread;
+static int logs_off_thread, wrote_lines;
+
+static void on_log(void *user, plume_log_level level, const char *message)
+{
+    (void)user;
+    if (!pthread_equal(pthread_self(), host_thread))
+        logs_off_thread++;
+    if (level == PLUME_LOG_INFO && !strncmp(message, "wrote ", 6))
+        wrote_lines++;
+}
+
+static plume_context *context(int deferred)
+{
+    plume_host h = {sizeof h, NULL, on_log, NULL, NULL};
+    plume_context *ctx = NULL;
+    CHECK_STATUS(api->context_create(NULL, &h, &ctx), PLUME_OK);
+    plume_field_desc d = {sizeof d, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &d), PLUME_OK);
+    plume_volume *v = NULL;
+    CHECK_STATUS(api->volume_open(ctx, "density", &v), PLUME_OK);
+    float vals[512];
+    for (int n = 0; n < 512; n++)
+        vals[n] = (float)n * 0.25f + 1.0f;
+    const int32_t origins[2][3] = {{0, 0, 0}, {-8, 16, 8}};
+    for (int b = 0; b < 2; b++)
+        CHECK_STATUS(api->volume_write_block(v, origins[b], vals, NULL), PLUME_OK);
+    api->volume_close(v);
+    if (deferred)
+        CHECK_STATUS(dw->set(ctx, 1), PLUME_OK);
+    return ctx;
+}
+
+static plume_node *exporter(plume_context *ctx, const char *name, const char *file)
+{
+    plume_node *n = NULL;
+    CHECK_STATUS(api->node_create(ctx, "org.plume.vdb.export", name, &n), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(n, "file", file), PLUME_OK);
+    return n;
+}
+
+static plume_status cook(plume_context *ctx, plume_node *const *nodes, uint32_t count, int64_t frame)
+{
+    plume_cook_info info = {sizeof info, frame, (double)frame / 24.0, 1.0 / 24.0, 0, 1};
+    return api->cook(ctx, nodes, count, &info);
+}
+
+static int files_equal(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        same = ca == cb;
+        if (ca == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+static void path_of(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
+
+/* The same frames cooked with and without deferral give the same files. */
+static void same_bytes(void)
+{
+    char sync_pat[512], def_pat[512], a[512], b[512];
+    path_of(sync_pat, sizeof sync_pat, "sync/d_####.vdb");
+    path_of(def_pat, sizeof def_pat, "def/d_####.vdb");
+    plume_context *s = context(0);
+    plume_node *ns = exporter(s, "export", sync_pat);
+    plume_context *d = context(1);
+    plume_node *nd = exporter(d, "export", def_pat);
+    int32_t on = -1;
+    CHECK_STATUS(dw->get(d, &on), PLUME_OK);
+    CHECK(on == 1);
+    wrote_lines = 0;
+    for (int64_t f = 1; f <= 3; f++) {
+        CHECK_STATUS(cook(s, &ns, 1, f), PLUME_OK);
+        CHECK_STATUS(cook(d, &nd, 1, f), PLUME_OK);
+    }
+    CHECK_STATUS(dw->finish(d), PLUME_OK);
+    CHECK(wrote_lines == 6); /* three from each context, the deferred ones by finish at the latest */
+    for (int f = 1; f <= 3; f++) {
+        snprintf(a, sizeof a, "%s/sync/d_%04d.vdb", dir, f);
+        snprintf(b, sizeof b, "%s/def/d_%04d.vdb", dir, f);
+        CHECK(exists(a) && exists(b));
+        CHECK(files_equal(a, b));
+    }
+    /* set(0) waits for what is queued, then cooks write during cook again */
+    CHECK_STATUS(cook(d, &nd, 1, 4), PLUME_OK);
+    CHECK_STATUS(dw->set(d, 0), PLUME_OK);
+    snprintf(b, sizeof b, "%s/def/d_0004.vdb", dir);
+    CHECK(exists(b));
+    CHECK_STATUS(cook(d, &nd, 1, 5), PLUME_OK);
+    snprintf(b, sizeof b, "%s/def/d_0005.vdb", dir);
+    CHECK(exists(b));
+    /* context_destroy waits for the queue */
+    CHECK_STATUS(dw->set(d, 1), PLUME_OK);
+    CHECK_STATUS(cook(d, &nd, 1, 6), PLUME_OK);
+    api->context_destroy(d);
+    snprintf(b, sizeof b, "%s/def/d_0006.vdb", dir);
+    CHECK(exists(b));
+    api->context_destroy(s);
+}
+
+/* A file that cannot be written: reported once, later writes dropped, no checkpoint past it. */
+static void failures(void)
+{
+    char blocker[512], bad_pat[512], good_pat[512], ckpt[512], p[512];
+    path_of(blocker, sizeof blocker, "blocker");
+    FILE *f = fopen(blocker, "w"); /* a file where the bad node wants a folder */
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    path_of(bad_pat, sizeof bad_pat, "blocker/x_####.vdb");
+    path_of(good_pat, sizeof good_pat, "good/g_####.vdb");
+    path_of(ckpt, sizeof ckpt, "ckpt.vdb");
+    plume_context *ctx = context(1);
+    plume_node *nodes[2] = {exporter(ctx, "bad", bad_pat), exporter(ctx, "good", good_pat)};
+    CHECK_STATUS(ck->save(ctx, ckpt, 0, "k"), PLUME_OK);
+
+    /* frame 1: the bad file is queued first, so the good one after it is dropped */
+    CHECK_STATUS(cook(ctx, nodes, 2, 1), PLUME_OK);
+    CHECK_STATUS(ck->save(ctx, ckpt, 1, "k"), PLUME_ERR_IO);
+    CHECK(strstr(api->last_error(ctx), "not written") != NULL);
+    CHECK(strstr(api->last_error(ctx), "node 'bad', frame 1") != NULL);
+    int64_t frame = -1;
+    CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
+    CHECK(frame == 0);
+    CHECK_STATUS(dw->finish(ctx), PLUME_ERR_IO);
+    const char *e = api->last_error(ctx);
+    CHECK(strstr(e, "node 'bad', frame 1") != NULL);
+    CHECK(strstr(e, "x_0001.vdb") != NULL);
+    CHECK(strstr(e, "1 write queued after it was dropped") != NULL);
+    snprintf(p, sizeof p, "%s/good/g_0001.vdb", dir);
+    CHECK(!exists(p));
+    CHECK_STATUS(dw->finish(ctx), PLUME_OK); /* reported once */
+
+    /* frame 2, good node alone: written, and a checkpoint after it is taken */
+    CHECK_STATUS(cook(ctx, nodes + 1, 1, 2), PLUME_OK);
+    CHECK_STATUS(ck->save_begin(ctx, ckpt, 2, "k"), PLUME_OK);
+    CHECK_STATUS(ck->save_finish(ctx), PLUME_OK);
+    CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
+    CHECK(frame == 2);
+    snprintf(p, sizeof p, "%s/good/g_0002.vdb", dir);
+    CHECK(exists(p));
+
+    /* frame 3, bad node alone: the next cook says so before cooking */
+    CHECK_STATUS(cook(ctx, nodes, 1, 3), PLUME_OK);
+    CHECK_STATUS(ck->save_begin(ctx, ckpt, 3, "k"), PLUME_OK);
+    CHECK_STATUS(ck->save_finish(ctx), PLUME_ERR_IO);
+    CHECK_STATUS(cook(ctx, nodes + 1, 1, 4), PLUME_ERR_IO);
+    CHECK(strstr(api->last_error(ctx), "x_0003.vdb") != NULL);
+    snprintf(p, sizeof p, "%s/good/g_0004.vdb", dir);
+    CHECK(!exists(p)); /* that cook did nothing */
+    CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
+    CHECK(frame == 2);
+    CHECK_STATUS(cook(ctx, nodes + 1, 1, 4), PLUME_OK);
+    CHECK_STATUS(api->sync(ctx), PLUME_OK);
+    CHECK_STATUS(dw->finish(ctx), PLUME_OK);
+    CHECK(exists(p));
+    api->context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s libplume.so\n", argv[0]);
+        return 2;
+    }
+    void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    plume_plugin_entry_fn entry = dl ? (plume_plugin_entry_fn)dlsym(dl, PLUME_PLUGIN_ENTRY_SYMBOL) : NULL;
+    api = entry ? entry(PLUME_ABI_MAJOR, PLUME_ABI_MINOR) : NULL;
+    if (!api || api->init() != PLUME_OK) {
+        fprintf(stderr, "cannot load %s\n", argv[1]);
+        return 1;
+    }
+    host_thread = pthread_self();
+    CHECK(api->abi_minor >= 7);
+    dw = api->get_extension(PLUME_EXT_DEFERRED_WRITES);
+    ck = api->get_extension(PLUME_EXT_CHECKPOINT);
+    CHECK(dw && dw->struct_size >= sizeof *dw);
+    CHECK(ck && ck->struct_size >= sizeof *ck);
+    if (!dw || !ck)
+        CHECK_DONE();
+    CHECK_STATUS(dw->set(NULL, 1), PLUME_ERR_INVALID_HANDLE);
+    CHECK_STATUS(dw->finish(NULL), PLUME_ERR_INVALID_HANDLE);
+    snprintf(dir, sizeof dir, "/tmp/plume_deferred_%d", (int)getpid());
+    CHECK(mkdir(dir, 0755) == 0);
+
+    plume_context *off = context(0);
+    int32_t on = -1;
+    CHECK_STATUS(dw->get(off, &on), PLUME_OK);
+    CHECK(on == 0); /* off unless the host asks */
+    CHECK_STATUS(dw->finish(off), PLUME_OK); /* nothing queued */
+    api->context_destroy(off);
+
+    same_bytes();
+    failures();
+    CHECK(logs_off_thread == 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    CHECK_DONE();
+}
