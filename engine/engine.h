@@ -122,6 +122,13 @@ void eng_field_set_scratch(eng_field *f);
  * offset and extent). */
 void eng_field_index_range(const eng_field *f, int64_t lo[3], int64_t hi[3]);
 int eng_field_is_scratch(const eng_field *f);
+/* Marks a field whose values do not outlive one cook of the node that owns it: every cook
+ * writes whatever it will read before reading it (cells outside what it writes read the
+ * background because it prunes those blocks first). Saving its contents is pointless, so a
+ * checkpoint stores its declaration only (plugin/ext_checkpoint.c). Wrongly marked, a resumed
+ * bake differs from an uninterrupted one: tests/cli/resume_smoke_test.sh compares them. */
+void eng_field_set_transient(eng_field *f);
+int eng_field_is_transient(const eng_field *f);
 
 /* Host-side block access. Block data is components*512 floats, voxel index n = x*64+y*8+z,
  * vec3 interleaved (components of voxel n at 3n..3n+2); masks are 8 uint64 words. Origins are

@@ -35,6 +35,7 @@ struct eng_field {
     int id;           /* index in ctx->fields */
     void *arena;      /* the tree's arena when the context owns it (a GPU pool slice), else NULL */
     int scratch;      /* eng_field_set_scratch */
+    int transient;    /* eng_field_set_transient */
 #if PLUME_HAVE_KERNELS
     int info_ok;
     ir_field_info info;
@@ -281,6 +282,8 @@ const eng_field_desc *eng_field_info(const eng_field *f) { return &f->desc; }
 int eng_field_components(const eng_field *f) { return f->comps; }
 int eng_field_voxel_masks(const eng_field *f) { return f->leaf_kind == PLM_RT_BITMASKED; }
 void eng_field_set_scratch(eng_field *f) { f->scratch = 1; }
+void eng_field_set_transient(eng_field *f) { f->transient = 1; }
+int eng_field_is_transient(const eng_field *f) { return f->transient; }
 
 void eng_field_index_range(const eng_field *f, int64_t lo[3], int64_t hi[3])
 {

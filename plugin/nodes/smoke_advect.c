@@ -69,7 +69,8 @@ static plume_status scratch_set(pl_node *n, pl_cook_env *env, const plan *pl, in
     for (int i = 0; i < (pl->mac ? 4 : 1); i++) {
         char sfx[64];
         snprintf(sfx, sizeof sfx, "%s.%s", name, what[i]);
-        plume_status st = smoke_scratch(n, env, base + i, sfx, like, t, 3, &out[i]);
+        plume_status st =
+            smoke_scratch(n, env, base + i, sfx, like, t, 3, SMOKE_PER_COOK, &out[i]);
         if (st != PLUME_OK)
             return st;
     }
@@ -157,7 +158,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         .vel = vel,
     };
     /* backtraces sample vc beyond the domain's edge, where it must read 0 */
-    if ((st = smoke_scratch(n, env, SLOT_VC, "vc", vel, ENG_VEC3, 3, &pl.vc)) != PLUME_OK ||
+    if ((st = smoke_scratch(n, env, SLOT_VC, "vc", vel, ENG_VEC3, 3, SMOKE_PER_COOK, &pl.vc)) ||
         (st = smoke_prune(n, env, vel, pl.vc)) != PLUME_OK)
         return st;
     eng_arg ca[2] = {smoke_field_arg(vel), smoke_field_arg(pl.vc)};

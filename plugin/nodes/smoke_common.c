@@ -62,7 +62,8 @@ plume_status smoke_launch(pl_node *n, pl_cook_env *env, const char *name, const 
 }
 
 plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *suffix,
-                           const eng_field *like, eng_type type, int dim, eng_field **out)
+                           const eng_field *like, eng_type type, int dim, smoke_life life,
+                           eng_field **out)
 {
     smoke_state *s = smoke_state_of(n);
     if (!s)
@@ -96,6 +97,8 @@ plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *s
             return pl_from_engine(env->ctx, rc);
     }
     eng_field_set_scratch(f);
+    if (life == SMOKE_PER_COOK)
+        eng_field_set_transient(f);
     s->scratch[slot] = f;
     *out = f;
     return PLUME_OK;

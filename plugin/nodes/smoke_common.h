@@ -26,10 +26,18 @@ smoke_state *smoke_state_of(pl_node *n);
 plume_status smoke_launch(pl_node *n, pl_cook_env *env, const char *name, const eng_arg *args,
                           uint32_t nargs);
 
+/* How long a scratch field's values matter. SMOKE_PER_COOK: within one cook of the node only
+ * (each cook writes, or prunes to the background, whatever it reads before reading it), so a
+ * checkpoint keeps the field's declaration and not its blocks (eng_field_set_transient);
+ * SMOKE_KEPT: from one cook to the next (the pressure that warm-starts the next solve, an
+ * emitter shape read from a file once). */
+typedef enum smoke_life { SMOKE_PER_COOK, SMOKE_KEPT } smoke_life;
+
 /* Scratch field `slot` of the node, named "<node>:<suffix>", on the same grid as `like`
  * (voxel size, origin), background 0; dim 0 gives a 0-D scalar. Declared at first use. */
 plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *suffix,
-                           const eng_field *like, eng_type type, int dim, eng_field **out);
+                           const eng_field *like, eng_type type, int dim, smoke_life life,
+                           eng_field **out);
 
 /* Fails unless every non-NULL field of `fields` has the voxel size and origin of the first. */
 plume_status smoke_same_grid(pl_node *n, pl_cook_env *env, eng_field *const *fields,

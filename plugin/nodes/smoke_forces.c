@@ -38,10 +38,10 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     double eps = pl_param_num(n, "vorticity");
     eng_field *omega = NULL, *force = NULL;
     /* the force field is always passed (kernel fields never alias) but read only when eps > 0 */
-    if ((st = smoke_scratch(n, env, 1, "force", vel, ENG_VEC3, 3, &force)) != PLUME_OK)
+    if ((st = smoke_scratch(n, env, 1, "force", vel, ENG_VEC3, 3, SMOKE_PER_COOK, &force)))
         return st;
     if (eps > 0) {
-        if ((st = smoke_scratch(n, env, 0, "omega", vel, ENG_VEC3, 3, &omega)) != PLUME_OK ||
+        if ((st = smoke_scratch(n, env, 0, "omega", vel, ENG_VEC3, 3, SMOKE_PER_COOK, &omega)) ||
             (st = smoke_prune(n, env, vel, omega)) != PLUME_OK ||
             (st = smoke_prune(n, env, vel, force)) != PLUME_OK)
             return st;

@@ -65,6 +65,7 @@ static int mgp_field(mgpcg *s, const char *prefix, const char *what, int level, 
         if (eng_field_info(f)->type != ENG_F32)
             return mgp_fail(s, ENG_ETYPE, "mgpcg: field '%s' exists and is not a scalar field", name);
         eng_field_set_scratch(f); /* declared by a checkpoint's restore */
+        eng_field_set_transient(f);
         *out = f;
         return ENG_OK;
     }
@@ -87,6 +88,8 @@ static int mgp_field(mgpcg *s, const char *prefix, const char *what, int level, 
     if (rc)
         return mgp_fail(s, rc, "mgpcg: declaring '%s': %s", name, eng_error(s->ctx));
     eng_field_set_scratch(*out);
+    /* every solve rebuilds the hierarchy and starts its vectors afresh: only x carries over */
+    eng_field_set_transient(*out);
     return ENG_OK;
 }
 

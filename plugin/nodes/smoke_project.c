@@ -125,8 +125,9 @@ static plume_status solve_rbgs(pl_node *n, pl_cook_env *env, const job *j)
     plume_status st;
     if (j->closed) {
         eng_field *sum = NULL, *count = NULL;
-        if ((st = smoke_scratch(n, env, SLOT_SUM, "sum", j->vel, ENG_F32, 0, &sum)) ||
-            (st = smoke_scratch(n, env, SLOT_COUNT, "count", j->vel, ENG_F32, 0, &count)))
+        smoke_life once = SMOKE_PER_COOK;
+        if ((st = smoke_scratch(n, env, SLOT_SUM, "sum", j->vel, ENG_F32, 0, once, &sum)) ||
+            (st = smoke_scratch(n, env, SLOT_COUNT, "count", j->vel, ENG_F32, 0, once, &count)))
             return st;
         eng_arg m[4] = {F(j->dom), F(j->rhs), F(sum), F(count)};
         if ((st = smoke_launch(n, env, "project_mean", m, 4)) ||
@@ -208,12 +209,13 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     job j = {.vel = env->port_fields[PORT_VEL], .collider = env->port_fields[PORT_COLLIDER]};
     plume_status st = smoke_same_grid(n, env, env->port_fields, PORT_COUNT);
     eng_field *none = NULL;
+    smoke_life once = SMOKE_PER_COOK; /* all but the pressure, the next solve's first guess */
     if (st != PLUME_OK ||
-        (st = smoke_scratch(n, env, SLOT_PRESSURE, "pressure", j.vel, ENG_F32, 3, &j.p)) ||
-        (st = smoke_scratch(n, env, SLOT_RHS, "rhs", j.vel, ENG_F32, 3, &j.rhs)) ||
-        (st = smoke_scratch(n, env, SLOT_DOM, "dom", j.vel, ENG_F32, 3, &j.dom)) ||
-        (st = smoke_scratch(n, env, SLOT_RMAX, "residual", j.vel, ENG_F32, 0, &j.rmax)) ||
-        (st = smoke_scratch(n, env, SLOT_NO_COLLIDER, "no_collider", j.vel, ENG_F32, 3, &none)))
+        (st = smoke_scratch(n, env, SLOT_PRESSURE, "pressure", j.vel, ENG_F32, 3, SMOKE_KEPT, &j.p)) ||
+        (st = smoke_scratch(n, env, SLOT_RHS, "rhs", j.vel, ENG_F32, 3, once, &j.rhs)) ||
+        (st = smoke_scratch(n, env, SLOT_DOM, "dom", j.vel, ENG_F32, 3, once, &j.dom)) ||
+        (st = smoke_scratch(n, env, SLOT_RMAX, "residual", j.vel, ENG_F32, 0, once, &j.rmax)) ||
+        (st = smoke_scratch(n, env, SLOT_NO_COLLIDER, "no_collider", j.vel, ENG_F32, 3, once, &none)))
         return st;
     j.closed = !strcmp(pl_param_str(n, "boundary"), "closed");
     j.colliders = j.collider != NULL;

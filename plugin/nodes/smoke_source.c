@@ -128,7 +128,8 @@ static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, 
         vdb_frame_path(pattern, env->info->frame, path, sizeof path);
     else
         snprintf(path, sizeof path, "%s", pattern);
-    plume_status st = smoke_scratch(n, env, 0, "shape", env->port_fields[0], ENG_F32, 3, shape);
+    plume_status st =
+        smoke_scratch(n, env, 0, "shape", env->port_fields[0], ENG_F32, 3, SMOKE_KEPT, shape);
     if (st != PLUME_OK)
         return st;
     smoke_state *s = smoke_state_of(n);

@@ -30,6 +30,24 @@ grep -q "resuming from frame 3" "$tmp/err" || fail "no resume line: $(cat "$tmp/
 for f in smoke_0001.vdb smoke_0002.vdb smoke_0003.vdb .plume_checkpoint.vdb; do
   cmp -s "$tmp/ref/$f" "$tmp/res/$f" || fail "$f differs between the uninterrupted and the resumed bake"
 done
+# The checkpoint keeps the values of the simulation's state only: the scene's fields and the
+# pressure that warm-starts the next solve. The nodes' temporaries (advection's forward and
+# backward fields, the multigrid levels, the marks...) are declared with "plume_transient" and
+# no voxels; the resume above is what shows that no cook reads what they held.
+"$plume" vdb info --json "$tmp/ref/.plume_checkpoint.vdb" >"$tmp/ck.json" 2>"$tmp/err" || fail "vdb info checkpoint: $(cat "$tmp/err")"
+python3 - "$tmp/ck.json" <<'PY' || fail "checkpoint contents"
+import json, sys
+grids = json.load(open(sys.argv[1]))["grids"]
+kept = {"density", "temperature", "vel", "project:pressure"}
+names = {g["name"] for g in grids}
+assert kept <= names and {"advect:density.fwd", "project:mg1.dom", "topology:keep"} <= names, names
+for g in grids:
+    tr = g["metadata"].get("plume_transient", {}).get("value")
+    if g["name"] in kept:
+        assert tr is None and g["active_voxels"] > 0, (g["name"], tr, g["active_voxels"])
+    else:
+        assert tr == "1" and g["active_voxels"] == 0, (g["name"], tr, g["active_voxels"])
+PY
 # Under an address-space limit (ulimit -v, a farm's h_vmem) of 4 GB, where every field's tree
 # once reserved half the machine's memory and the first frame failed, the same frames come out
 # (each tree reserves a share of what the limit leaves). ASan's shadow memory needs terabytes
