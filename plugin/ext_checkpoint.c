@@ -257,7 +257,10 @@ static plume_status capture(pl_context *ctx, const char *path, int64_t frame, co
         job_free(j);
         return st;
     }
-    j->after = ctx->writes ? pl_wq_add_barrier(ctx->writes) : NULL;
+    if (ctx->writes && !(j->after = pl_wq_add_barrier(ctx->writes))) {
+        job_free(j); /* without the barrier nothing would stop it after a failed file */
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    }
     *out = j;
     return PLUME_OK;
 }
@@ -280,7 +283,10 @@ static void ckpt_write(ckpt_job *j)
     int bad = pl_wq_barrier_wait(j->after, why, sizeof why);
     j->after = NULL;
     if (bad) {
-        snprintf(j->err, sizeof j->err, "%s: not written: %s", j->path, why);
+        snprintf(j->err, sizeof j->err,
+                 "%s: not written: %s (after a missing frame file, no checkpoint of this context is "
+                 "written until one is loaded)",
+                 j->path, why);
         j->status = PLUME_ERR_IO;
         return;
     }
@@ -618,8 +624,11 @@ static plume_status ckpt_load(plume_context *handle, const char *path, const cha
     }
     for (int i = 0; i < n && st == PLUME_OK; i++)
         st = restore(ctx, path, &specs[i]);
-    if (st == PLUME_OK)
+    if (st == PLUME_OK) {
         *frame = h.frame;
+        if (ctx->writes) /* the frames after it are cooked again: their files too */
+            pl_wq_rewind(ctx->writes);
+    }
     free(specs);
     plm_vdb_close(file);
     return st;

@@ -47,9 +47,10 @@ struct pl_write_queue {
     plume_status fail_status;
     char fail_msg[4800];
     unsigned dropped;
-    /* the first failure since the last barrier (for checkpoints) */
-    int bad_since_barrier;
-    char bad_msg[4800];
+    /* the first file that failed or was dropped since the queue was made or rewound: every
+     * barrier after it fails (a checkpoint must not claim the frames past a missing file) */
+    int missing;
+    char missing_msg[4800];
 };
 
 static void item_free(wq_item *it)
@@ -92,19 +93,21 @@ static void settle(pl_write_queue *q, wq_item *it)
     if (it->dropped) {
         if (it->seq > q->drop_through)
             q->dropped++; /* else the report counted it already */
-        if (!q->bad_since_barrier) {
-            q->bad_since_barrier = 1;
-            snprintf(q->bad_msg, sizeof q->bad_msg, "%s was dropped after an earlier write failed", it->what);
+        if (!q->missing) {
+            q->missing = 1;
+            snprintf(q->missing_msg, sizeof q->missing_msg, "%s (%s) was dropped after an earlier write failed",
+                     it->what, it->path);
         }
     } else if (it->status != PLUME_OK) {
         if (!q->failed) {
             q->failed = 1;
-            q->fail_status = it->status;
+            /* reported by a later call, where no argument of the host's is at fault */
+            q->fail_status = PLUME_ERR_IO;
             snprintf(q->fail_msg, sizeof q->fail_msg, "%s: %s", it->what, it->err);
         }
-        if (!q->bad_since_barrier) {
-            q->bad_since_barrier = 1;
-            snprintf(q->bad_msg, sizeof q->bad_msg, "%s failed: %s", it->what, it->err);
+        if (!q->missing) {
+            q->missing = 1;
+            snprintf(q->missing_msg, sizeof q->missing_msg, "%s failed: %s", it->what, it->err);
         }
     }
     it->next = NULL;
@@ -116,13 +119,12 @@ static void settle(pl_write_queue *q, wq_item *it)
     q->pending--;
 }
 
-/* With the lock held: the barrier's answer, and a fresh start for the next one. */
+/* With the lock held: the barrier's answer. */
 static void pass_barrier(pl_write_queue *q, pl_wq_barrier *b)
 {
-    b->failed = q->bad_since_barrier;
+    b->failed = q->missing;
     if (b->failed)
-        snprintf(b->err, sizeof b->err, "%s", q->bad_msg);
-    q->bad_since_barrier = 0;
+        snprintf(b->err, sizeof b->err, "%s", q->missing_msg);
     b->done = 1;
 }
 
@@ -315,6 +317,14 @@ plume_status pl_wq_finish(pl_write_queue *q, pl_context *ctx)
     wait_idle(q);
     pthread_mutex_unlock(&q->mu);
     return pl_wq_collect(q, ctx);
+}
+
+void pl_wq_rewind(pl_write_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    wait_idle(q);
+    q->missing = 0;
+    pthread_mutex_unlock(&q->mu);
 }
 
 pl_wq_barrier *pl_wq_add_barrier(pl_write_queue *q)

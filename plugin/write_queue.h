@@ -9,13 +9,17 @@
  * been reported, so nothing after a missing frame lands unannounced.
  *
  * Checkpoints must not claim a frame whose files failed: a checkpoint queues a barrier
- * (pl_wq_add_barrier) and writes only if every file queued before it, since the previous barrier,
- * landed.
+ * (pl_wq_add_barrier) and writes only if no file queued before it failed or was dropped since
+ * the queue was made or rewound (pl_wq_rewind: a checkpoint loaded, so the frames after it are
+ * cooked again). A refused checkpoint does not clear that: a host that cooks on after a failure
+ * would otherwise get a checkpoint past the missing frame.
  *
  * Ownership: the queue belongs to its context (pl_context.writes); pl_wq_push takes the job's
  * grids whatever it returns. A barrier belongs to whoever asked for it until
  * pl_wq_barrier_wait, which frees it. Threads: the context's thread for everything except
- * pl_wq_barrier_wait, which the checkpoint's writer thread may call. */
+ * pl_wq_barrier_wait, which the checkpoint's writer thread may call; a barrier points into its
+ * queue, so the context waits for its checkpoint writer (pl_checkpoint_wait) before
+ * pl_wq_destroy. */
 #ifndef PLUME_PLUGIN_WRITE_QUEUE_H
 #define PLUME_PLUGIN_WRITE_QUEUE_H
 
@@ -43,18 +47,23 @@ plume_status pl_wq_push(pl_write_queue *q, pl_context *ctx, const char *what, co
                         plm_vdb_grid **grids, int count, const plm_vdb_write_options *wo);
 
 /* Logs the files written since the last call (INFO "wrote PATH") and returns, through pl_fail,
- * the first failure since the last report (then forgotten): its message names the file and
- * what wrote it, and counts the writes dropped after it. PLUME_OK when none. */
+ * the first failure since the last report (then forgotten) as PLUME_ERR_IO: its message names
+ * the file and what wrote it, and counts the writes dropped after it. PLUME_OK when none. */
 plume_status pl_wq_collect(pl_write_queue *q, pl_context *ctx);
 /* Waits until nothing is pending, then pl_wq_collect. */
 plume_status pl_wq_finish(pl_write_queue *q, pl_context *ctx);
 
+/* Waits until nothing is pending, then forgets the missing files for barriers (a checkpoint
+ * was loaded: the frames after it will be cooked and written again). A failure not yet
+ * reported is still reported by the next pl_wq_collect. */
+void pl_wq_rewind(pl_write_queue *q);
+
 /* A point in the queue's order; NULL when out of memory (then pl_wq_barrier_wait(NULL) says
  * nothing is known to have failed). */
 pl_wq_barrier *pl_wq_add_barrier(pl_write_queue *q);
-/* Waits until every write queued before b is done. Returns 0 when all those queued since the
- * previous barrier landed; otherwise -1 with the first failure's message in err. Frees b. Any
- * thread. */
+/* Waits until every write queued before b is done. Returns 0 when no file queued before it
+ * failed or was dropped since the queue was made or rewound; otherwise -1 with the first such
+ * file's message in err. Frees b. Any thread. */
 int pl_wq_barrier_wait(pl_wq_barrier *b, char *err, size_t err_size);
 
 #endif

@@ -65,7 +65,6 @@ static int mgp_field(mgpcg *s, const char *prefix, const char *what, int level, 
         if (eng_field_info(f)->type != ENG_F32)
             return mgp_fail(s, ENG_ETYPE, "mgpcg: field '%s' exists and is not a scalar field", name);
         eng_field_set_scratch(f); /* declared by a checkpoint's restore */
-        eng_field_set_transient(f);
         *out = f;
         return ENG_OK;
     }
@@ -88,8 +87,6 @@ static int mgp_field(mgpcg *s, const char *prefix, const char *what, int level, 
     if (rc)
         return mgp_fail(s, rc, "mgpcg: declaring '%s': %s", name, eng_error(s->ctx));
     eng_field_set_scratch(*out);
-    /* every solve rebuilds the hierarchy and starts its vectors afresh: only x carries over */
-    eng_field_set_transient(*out);
     return ENG_OK;
 }
 
@@ -142,6 +139,19 @@ int mgpcg_build(mgpcg *s, int closed)
     if (s->cfg.dim != 3 || s->cfg.masked)
         return mgp_fail(s, ENG_EINVAL, "mgpcg: rebuilt hierarchies need 3-D fields with 8^3 blocks");
     s->singular = closed != 0;
+    /* Rebuilt like this before every solve, the hierarchy and the vectors keep nothing from
+     * the last one (x is the caller's): transient, unlike mgpcg_build_open's, whose coarse
+     * domains and vectors carry over. */
+    eng_field *own[] = {s->p, s->q, s->rr0, s->rr, s->rz, s->rzn, s->pq, s->rmax, s->msum, s->mcount};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        eng_field_set_transient(own[i]);
+    for (int l = 0; l < s->cfg.levels; l++) {
+        if (l > 0)
+            eng_field_set_transient(s->dom[l]);
+        eng_field_set_transient(s->r[l]);
+        eng_field_set_transient(s->z[l]);
+        eng_field_set_transient(s->t[l]);
+    }
     /* level 0: the caller keeps dom[0]'s blocks; the solver's fields lose blocks outside them
      * (cells there must read 0 again) */
     eng_field *fine[] = {s->r[0], s->z[0], s->t[0], s->p, s->q};

@@ -15,9 +15,9 @@
  * Ownership: the caller owns the program (compiled from mgpcg3.pk or mgpcg2.pk), the finest
  * domain, b and x; the solver's own fields are declared in the engine context by mgpcg_init
  * (named "<prefix>:mg.<what>"; a field of that name that already exists is reused) and belong
- * to the context, marked transient (engine.h: a checkpoint keeps their declarations only, as
- * no solve reads what an earlier one left in them). The mgpcg struct holds pointers only: it
- * needs no freeing.
+ * to the context; mgpcg_build marks them transient (engine.h: a checkpoint keeps their
+ * declarations only, as no solve after that build reads what an earlier one left in them).
+ * The mgpcg struct holds pointers only: it needs no freeing.
  *
  * Threads: the engine context's thread only. Nothing here reads fields back except the
  * tolerance checks of mgpcg_solve (each one a sync); everything else only queues launches.

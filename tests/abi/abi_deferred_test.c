@@ -165,14 +165,27 @@ static void failures(void)
     CHECK(!exists(p));
     CHECK_STATUS(dw->finish(ctx), PLUME_OK); /* reported once */
 
-    /* frame 2, good node alone: written, and a checkpoint after it is taken */
+    /* frame 2, good node alone: written, but frame 1's x file is still missing, so no
+     * checkpoint may say frame 2 (a refused checkpoint does not use the failure up) */
+    CHECK_STATUS(cook(ctx, nodes + 1, 1, 2), PLUME_OK);
+    CHECK_STATUS(ck->save_begin(ctx, ckpt, 2, "k"), PLUME_OK);
+    CHECK_STATUS(ck->save_finish(ctx), PLUME_ERR_IO);
+    CHECK(strstr(api->last_error(ctx), "node 'bad', frame 1") != NULL);
+    CHECK_STATUS(ck->save(ctx, ckpt, 2, "k"), PLUME_ERR_IO);
+    CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
+    CHECK(frame == 0);
+    snprintf(p, sizeof p, "%s/good/g_0002.vdb", dir);
+    CHECK(exists(p));
+
+    /* loading the checkpoint rewinds the bake: frames cooked again after it may be saved */
+    CHECK_STATUS(ck->load(ctx, ckpt, "k", &frame), PLUME_OK);
+    CHECK(frame == 0);
+    CHECK_STATUS(cook(ctx, nodes + 1, 1, 1), PLUME_OK);
     CHECK_STATUS(cook(ctx, nodes + 1, 1, 2), PLUME_OK);
     CHECK_STATUS(ck->save_begin(ctx, ckpt, 2, "k"), PLUME_OK);
     CHECK_STATUS(ck->save_finish(ctx), PLUME_OK);
     CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
     CHECK(frame == 2);
-    snprintf(p, sizeof p, "%s/good/g_0002.vdb", dir);
-    CHECK(exists(p));
 
     /* frame 3, bad node alone: the next cook says so before cooking */
     CHECK_STATUS(cook(ctx, nodes, 1, 3), PLUME_OK);
@@ -188,6 +201,11 @@ static void failures(void)
     CHECK_STATUS(api->sync(ctx), PLUME_OK);
     CHECK_STATUS(dw->finish(ctx), PLUME_OK);
     CHECK(exists(p));
+    CHECK_STATUS(ck->save(ctx, ckpt, 4, "k"), PLUME_ERR_IO); /* x_0003.vdb is missing */
+    CHECK(strstr(api->last_error(ctx), "x_0003.vdb") != NULL);
+    CHECK(strstr(api->last_error(ctx), "until one is loaded") != NULL);
+    CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
+    CHECK(frame == 2);
     api->context_destroy(ctx);
 }
 

@@ -517,9 +517,10 @@ typedef struct plume_ext_checkpoint {
  * write's failure is returned once, by the context's next cook, sync or finish (PLUME_ERR_IO,
  * naming the node, frame and file); the writes queued after a failed one are dropped, not
  * written, and that message counts them. A checkpoint (plume.checkpoint/1 save and save_begin)
- * is written only when every file queued before it since the previous checkpoint landed:
- * otherwise it fails and the previous checkpoint stays, so a resumed bake restarts at the frame
- * whose file is missing. "wrote FILE" log lines come at the context's next cook, sync or
+ * is written only when no file queued before it failed or was dropped: otherwise it fails
+ * (PLUME_ERR_IO) and the previous checkpoint stays, so a resumed bake restarts at the frame
+ * whose file is missing; so do all later ones of the context until a checkpoint is loaded
+ * (which rewinds the bake to a complete frame). "wrote FILE" log lines come at the context's next cook, sync or
  * finish. Threading: the context's thread. */
 #define PLUME_EXT_DEFERRED_WRITES "plume.deferred_writes/1"
 typedef struct plume_ext_deferred_writes {
