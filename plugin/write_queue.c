@@ -201,6 +201,17 @@ void pl_wq_destroy(pl_write_queue *q, pl_context *ctx)
     free(q);
 }
 
+/* With the lock held: `it` to the end of the queue, and the writer woken. */
+static void enqueue(pl_write_queue *q, wq_item *it)
+{
+    if (q->tail)
+        q->tail->next = it;
+    else
+        q->head = it;
+    q->tail = it;
+    pthread_cond_broadcast(&q->cv);
+}
+
 static char *dup_or(const char *s, int *oom)
 {
     char *d = strdup(s ? s : "");
@@ -261,12 +272,7 @@ plume_status pl_wq_push(pl_write_queue *q, pl_context *ctx, const char *what, co
         pthread_cond_wait(&q->cv, &q->mu);
     q->pending++;
     it->seq = ++q->last_seq;
-    if (q->tail)
-        q->tail->next = it;
-    else
-        q->head = it;
-    q->tail = it;
-    pthread_cond_broadcast(&q->cv);
+    enqueue(q, it);
     pthread_mutex_unlock(&q->mu);
     return PLUME_OK;
 }
@@ -343,12 +349,7 @@ pl_wq_barrier *pl_wq_add_barrier(pl_write_queue *q)
         pass_barrier(q, b);
         free(it);
     } else {
-        if (q->tail)
-            q->tail->next = it;
-        else
-            q->head = it;
-        q->tail = it;
-        pthread_cond_broadcast(&q->cv);
+        enqueue(q, it);
     }
     pthread_mutex_unlock(&q->mu);
     return b;

@@ -88,23 +88,6 @@ static void check_field(plume_context *ctx, const char *name, int comps, int mas
     api->volume_close(v);
 }
 
-static int files_equal(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 static plume_context *context(void)
 {
     plume_context *ctx = NULL;

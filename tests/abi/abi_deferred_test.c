@@ -68,23 +68,6 @@ static plume_status cook(plume_context *ctx, plume_node *const *nodes, uint32_t 
     return api->cook(ctx, nodes, count, &info);
 }
 
-static int files_equal(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 static int exists(const char *path) { return access(path, F_OK) == 0; }
 
 static void path_of(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
