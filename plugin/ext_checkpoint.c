@@ -627,7 +627,7 @@ static plume_status ckpt_load(plume_context *handle, const char *path, const cha
     if (st == PLUME_OK) {
         *frame = h.frame;
         if (ctx->writes) /* the frames after it are cooked again: their files too */
-            pl_wq_rewind(ctx->writes);
+            pl_wq_rewind(ctx->writes, ctx);
     }
     free(specs);
     plm_vdb_close(file);

@@ -325,10 +325,11 @@ plume_status pl_wq_finish(pl_write_queue *q, pl_context *ctx)
     return pl_wq_collect(q, ctx);
 }
 
-void pl_wq_rewind(pl_write_queue *q)
+void pl_wq_rewind(pl_write_queue *q, pl_context *ctx)
 {
+    /* pl_fail logs the failure at ERROR level; nothing returns it */
+    (void)pl_wq_finish(q, ctx);
     pthread_mutex_lock(&q->mu);
-    wait_idle(q);
     q->missing = 0;
     pthread_mutex_unlock(&q->mu);
 }

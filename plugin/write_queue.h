@@ -53,10 +53,10 @@ plume_status pl_wq_collect(pl_write_queue *q, pl_context *ctx);
 /* Waits until nothing is pending, then pl_wq_collect. */
 plume_status pl_wq_finish(pl_write_queue *q, pl_context *ctx);
 
-/* Waits until nothing is pending, then forgets the missing files for barriers (a checkpoint
- * was loaded: the frames after it will be cooked and written again). A failure not yet
- * reported is still reported by the next pl_wq_collect. */
-void pl_wq_rewind(pl_write_queue *q);
+/* A checkpoint was loaded: the frames after it will be cooked and written again. Waits until
+ * nothing is pending, logs a failure not yet reported at ERROR level instead of returning it
+ * later (its frame is one the load discards), and forgets the missing files for barriers. */
+void pl_wq_rewind(pl_write_queue *q, pl_context *ctx);
 
 /* A point in the queue's order; NULL when out of memory (then pl_wq_barrier_wait(NULL) says
  * nothing is known to have failed). */

@@ -23,6 +23,7 @@ static char dir[256];
 /* What the host's log callback saw. */
 static pthread_t host_thread;
 static int logs_off_thread, wrote_lines;
+static char last_error_log[1024];
 
 static void on_log(void *user, plume_log_level level, const char *message)
 {
@@ -31,6 +32,8 @@ static void on_log(void *user, plume_log_level level, const char *message)
         logs_off_thread++;
     if (level == PLUME_LOG_INFO && !strncmp(message, "wrote ", 6))
         wrote_lines++;
+    if (level == PLUME_LOG_ERROR)
+        snprintf(last_error_log, sizeof last_error_log, "%s", message);
 }
 
 static plume_context *context(int deferred)
@@ -189,6 +192,21 @@ static void failures(void)
     CHECK(strstr(api->last_error(ctx), "until one is loaded") != NULL);
     CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
     CHECK(frame == 2);
+
+    /* a load while a failure is still unreported: the load discards that frame, so the
+     * failure is logged and the next cook cooks (and writes, and may be saved) */
+    CHECK_STATUS(cook(ctx, nodes, 1, 3), PLUME_OK);
+    last_error_log[0] = 0;
+    CHECK_STATUS(ck->load(ctx, ckpt, "k", &frame), PLUME_OK);
+    CHECK(frame == 2);
+    CHECK(strstr(last_error_log, "x_0003.vdb") != NULL);
+    CHECK_STATUS(cook(ctx, nodes + 1, 1, 3), PLUME_OK);
+    CHECK_STATUS(dw->finish(ctx), PLUME_OK);
+    snprintf(p, sizeof p, "%s/good/g_0003.vdb", dir);
+    CHECK(exists(p));
+    CHECK_STATUS(ck->save(ctx, ckpt, 3, "k"), PLUME_OK);
+    CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
+    CHECK(frame == 3);
     api->context_destroy(ctx);
 }
 

@@ -494,7 +494,11 @@ typedef struct plume_ext_checkpoint {
      * checkpoint's, or a field of the context the checkpoint lacks, is an error
      * (PLUME_ERR_INVALID_ARGUMENT) and so is a key other than `key` (NULL: not checked). The
      * whole file is read and checked before any field changes: on an error the fields are as
-     * they were, except when the memory budget runs out part way (PLUME_ERR_MEMORY_BUDGET). */
+     * they were, except when the memory budget runs out part way (PLUME_ERR_MEMORY_BUDGET).
+     * With deferred writes (plume.deferred_writes/1), a successful load also waits for the
+     * pending files, logs a failure among them at ERROR level rather than returning it from
+     * the next cook (its frame is one the load discards), and lets checkpoints be written
+     * again: the checkpoint is taken to be complete, as one this context saved is. */
     plume_status (*load)(plume_context *ctx, const char *path, const char *key, int64_t *frame);
     /* ABI 1.5 (check struct_size): save in two halves, so that a bake cooks on while the file
      * is written. save_begin takes the same arguments and captures the state (a copy of every
