@@ -193,6 +193,12 @@ static void failures(void)
     CHECK_STATUS(ck->info(ctx, ckpt, &frame, NULL), PLUME_OK);
     CHECK(frame == 2);
 
+    /* switching deferral off and on does not forget the missing file either */
+    CHECK_STATUS(dw->set(ctx, 0), PLUME_OK);
+    CHECK_STATUS(ck->save(ctx, ckpt, 4, "k"), PLUME_ERR_IO);
+    CHECK_STATUS(dw->set(ctx, 1), PLUME_OK);
+    CHECK_STATUS(ck->save(ctx, ckpt, 4, "k"), PLUME_ERR_IO);
+
     /* a load while a failure is still unreported: the load discards that frame, so the
      * failure is logged and the next cook cooks (and writes, and may be saved) */
     CHECK_STATUS(cook(ctx, nodes, 1, 3), PLUME_OK);
