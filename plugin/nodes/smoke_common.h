@@ -30,7 +30,9 @@ plume_status smoke_launch(pl_node *n, pl_cook_env *env, const char *name, const 
  * (each cook writes, or prunes to the background, whatever it reads before reading it), so a
  * checkpoint keeps the field's declaration and not its blocks (eng_field_set_transient);
  * SMOKE_KEPT: from one cook to the next (the pressure that warm-starts the next solve, an
- * emitter shape read from a file once). */
+ * emitter shape read from a file once), or read before written and relying on the last cook
+ * to have emptied it (the topology marks). tests/cli/ckpt_poison.c fills the per-cook ones
+ * of a checkpoint with garbage, and a bake resumed from it must not change. */
 typedef enum smoke_life { SMOKE_PER_COOK, SMOKE_KEPT } smoke_life;
 
 /* Scratch field `slot` of the node, named "<node>:<suffix>", on the same grid as `like`

@@ -30,10 +30,13 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     eng_field *dens = env->port_fields[0], *temp = env->port_fields[1], *vel = env->port_fields[2];
     eng_field *keep = NULL, *mx = NULL, *my = NULL;
     plume_status st = smoke_same_grid(n, env, env->port_fields, 3);
-    smoke_life once = SMOKE_PER_COOK; /* the marks are empty again at the end of each cook */
-    if (st != PLUME_OK || (st = smoke_scratch(n, env, 0, "keep", dens, ENG_F32, 3, once, &keep)) ||
-        (st = smoke_scratch(n, env, 1, "mark_x", dens, ENG_F32, 3, once, &mx)) ||
-        (st = smoke_scratch(n, env, 2, "mark_y", dens, ENG_F32, 3, once, &my)))
+    /* Not transient: a cook reads the marks it did not write (a mark left from before would
+     * keep its blocks); each cook empties them at its end, so what is kept is nothing, and a
+     * checkpoint stores them empty all the same. */
+    smoke_life kept = SMOKE_KEPT;
+    if (st != PLUME_OK || (st = smoke_scratch(n, env, 0, "keep", dens, ENG_F32, 3, kept, &keep)) ||
+        (st = smoke_scratch(n, env, 1, "mark_x", dens, ENG_F32, 3, kept, &mx)) ||
+        (st = smoke_scratch(n, env, 2, "mark_y", dens, ENG_F32, 3, kept, &my)))
         return st;
     eng_arg margin = smoke_num(pl_param_num(n, "margin"));
     eng_arg m1[4] = {smoke_field_arg(dens), smoke_field_arg(mx),
