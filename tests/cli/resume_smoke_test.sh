@@ -97,20 +97,32 @@ for j in ref res; do
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]["active_voxels"]; f=d["frames"][-1]["active_voxels"]
 assert t > 0 and t == f, (t, f)' "$tmp/$j.json" || fail "$j: totals.active_voxels is not the last frame's"
 done
-# The other backtrace orders and the semi-Lagrangian scheme launch kernels of their own
-# (advect_*_rk1, _rk3: smoke.pk): two frames each must cook and carry density.
-for variant in "rk1 semi-lagrangian" "rk3 maccormack"; do
+# The other backtrace orders, the semi-Lagrangian scheme and the Gauss-Seidel pressure solver
+# launch kernels of their own (advect_*_rk1, _rk3, project_rbgs...: smoke.pk) and have scratch
+# fields of their own: two frames each must cook and carry density, and with ckpt_poison, frame
+# 3 resumed from a checkpoint whose transient fields hold garbage must be the uninterrupted
+# bake's frame 3.
+for variant in "rk1 semi-lagrangian mgpcg" "rk3 maccormack mgpcg" "rk2 maccormack rbgs"; do
   set -- $variant
   sed -e "s/\"backtrace\": \"rk2\"/\"backtrace\": \"$1\"/" -e "s/\"scheme\": \"maccormack\"/\"scheme\": \"$2\"/" \
-    "$scene" > "$tmp/variant.json"
-  grep -q "\"backtrace\": \"$1\"" "$tmp/variant.json" || fail "$variant: the scene was not rewritten"
-  "$plume" cook "$tmp/variant.json" --out "$tmp/$1" --frames 1-2 --quiet 2>"$tmp/err" || fail "$variant: $(cat "$tmp/err")"
-  "$plume" vdb info "$tmp/$1/smoke_0002.vdb" --json > "$tmp/info.json" 2>"$tmp/err" || fail "$variant: vdb info: $(cat "$tmp/err")"
+    -e "s/\"iterations\": 200,/\"iterations\": 200, \"solver\": \"$3\",/" "$scene" > "$tmp/variant.json"
+  grep -q "\"backtrace\": \"$1\"" "$tmp/variant.json" && grep -q "\"solver\": \"$3\"" "$tmp/variant.json" \
+    || fail "$variant: the scene was not rewritten"
+  v=$tmp/v_$1_$2_$3
+  "$plume" cook "$tmp/variant.json" --out "$v/ref" --frames 1-3 --deterministic --quiet 2>"$tmp/err" || fail "$variant: $(cat "$tmp/err")"
+  "$plume" vdb info "$v/ref/smoke_0002.vdb" --json > "$tmp/info.json" 2>"$tmp/err" || fail "$variant: vdb info: $(cat "$tmp/err")"
   python3 - "$tmp/info.json" "$variant" <<'PY' || fail "$variant: no density in frame 2"
 import json, sys
 g = {x["name"]: x for x in json.load(open(sys.argv[1]))["grids"]}
 sys.exit(0 if g.get("density", {}).get("active_voxels", 0) > 0 else 1)
 PY
+  [ -n "$poison" ] || continue
+  "$plume" cook "$tmp/variant.json" --out "$v/res" --frames 1-2 --deterministic --quiet 2>"$tmp/err" &&
+    mkdir -p "$v/p" && cp "$v/res"/smoke_000[12].vdb "$v/p/" &&
+    "$poison" "$v/res/.plume_checkpoint.vdb" "$v/p/.plume_checkpoint.vdb" >/dev/null 2>"$tmp/err" &&
+    "$plume" cook "$tmp/variant.json" --out "$v/p" --frames 1-3 --deterministic --resume --quiet 2>"$tmp/err" ||
+    fail "$variant: poisoned resume: $(cat "$tmp/err")"
+  cmp -s "$v/ref/smoke_0003.vdb" "$v/p/smoke_0003.vdb" || fail "$variant: frame 3 differs after a resume from garbage"
 done
 if [ "$fails" -ne 0 ]; then echo "$fails smoke resume check(s) failed"; exit 1; fi
 echo "smoke resume checks passed"
