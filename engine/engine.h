@@ -126,7 +126,9 @@ int eng_field_is_scratch(const eng_field *f);
  * writes whatever it will read before reading it (cells outside what it writes read the
  * background because it prunes those blocks first). Saving its contents is pointless, so a
  * checkpoint stores its declaration only (plugin/ext_checkpoint.c). Wrongly marked, a resumed
- * bake differs from an uninterrupted one: tests/cli/resume_smoke_test.sh compares them. */
+ * bake differs from an uninterrupted one: tests/cli/resume_smoke_test.sh compares them. As
+ * with scratch, a field declared again (a checkpoint restored) is not marked until its node
+ * marks it. */
 void eng_field_set_transient(eng_field *f);
 int eng_field_is_transient(const eng_field *f);
 

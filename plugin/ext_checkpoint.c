@@ -10,8 +10,9 @@
  * block is one VDB leaf with every voxel, background-valued ones included), "cells" for other
  * layouts (0-D scalars, 1-D arrays: each active cell is an active voxel at its index). A
  * transient field (engine.h: a node's temporaries, whose values no later cook reads) is stored
- * as its declaration only, an empty grid with "plume_transient" "1", and restored empty and
- * transient: in the default smoke scene that leaves 3.5 MB of 27 MB. A checkpoint without the
+ * as its declaration only, an empty grid with "plume_transient" "1", and restored empty (the
+ * node that owns it marks it transient again: that is its code's to say, not a file's): in the
+ * default smoke scene that leaves 3.5 MB of 27 MB. A checkpoint without the
  * key (all fields stored) loads the same way. The transform is the one the export node writes
  * (voxel centres), so other tools line it up.
  *
@@ -462,8 +463,7 @@ typedef struct grid_spec {
     plm_vdb_grid_info gi;
     eng_field_desc d;
     const char *storage;
-    int transient; /* "plume_transient" "1": stored empty, restored empty and transient */
-    eng_field *f;  /* the context's field of that name, or NULL: declared when loading */
+    eng_field *f; /* the context's field of that name, or NULL: declared when loading */
 } grid_spec;
 
 static plume_status read_spec(pl_context *ctx, const char *path, const plm_vdb_grid *g, grid_spec *s)
@@ -496,7 +496,6 @@ static plume_status read_spec(pl_context *ctx, const char *path, const plm_vdb_g
         (strcmp(s->storage, "blocks") && strcmp(s->storage, "cells")) || (tr && strcmp(tr, "1")))
         return pl_fail(ctx, PLUME_ERR_IO, "checkpoint %s: grid '%s' lacks Plume's field metadata or has it damaged",
                        path, s->gi.name);
-    s->transient = tr != NULL;
     s->d.name = s->gi.name;
     s->d.type = !strcmp(type, "vec3") ? ENG_VEC3 : ENG_F32;
     if (s->gi.components != (s->d.type == ENG_VEC3 ? 3 : 1))
@@ -544,8 +543,6 @@ static plume_status restore(pl_context *ctx, const char *path, grid_spec *s)
     else
         eng_field_clear_cells(eng, s->f);
     eng_field_set_background(s->f, s->d.background);
-    if (s->transient)
-        eng_field_set_transient(s->f);
     float *vals = malloc(3 * 512 * sizeof *vals);
     if (!vals)
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
