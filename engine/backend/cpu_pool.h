@@ -2,10 +2,13 @@
  *
  * What it does. cpu_pool_create starts n-1 background threads; the thread that calls
  * cpu_pool_parallel_for is the n-th worker, so "2 threads" means the caller plus one helper.
- * A loop over [0, n_items) is cut into chunks of `grain` items; every participant takes the
- * next chunk from one shared atomic counter until none is left (dynamic chunking: a thread
- * that drew cheap chunks simply takes more), and the call returns when every chunk has run.
- * Each chunk is passed to fn(ctx, begin, end, worker_id) with begin < end <= n_items.
+ * A loop over [0, n_items) is cut into chunks of `grain` items. Worker w of the W taking part
+ * owns the w-th of W consecutive runs of chunks and runs its own run's chunks in order first,
+ * then takes what is left of the others' (a thread that drew cheap chunks, or started late,
+ * is made up for); the call returns when every chunk has run. So loops of the same size give
+ * each worker the same items as long as none had to help another, and data a worker wrote in
+ * one loop is still in its core's cache in the next. Each chunk is passed to fn(ctx, begin,
+ * end, worker_id) with begin < end <= n_items.
  *
  * worker_id is in [0, cpu_pool_threads(pool)) and no two chunks that run at the same time in
  * one loop share an id, so per-worker scratch indexed by worker_id needs no lock. The calling

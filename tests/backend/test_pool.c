@@ -1,5 +1,5 @@
-/* The CPU pool: every index exactly once under uneven work, worker ids exclusive, nested and
- * concurrent loops, several pools, bad arguments. `test_backend_pool quick` runs a smaller
+/* The CPU pool: every index exactly once under uneven work, worker ids exclusive, each worker
+ * starting on its own run of chunks, nested and concurrent loops, several pools, bad arguments. `test_backend_pool quick` runs a smaller
  * version (for valgrind). */
 #include "engine/backend/cpu_pool.h"
 #include "tests/check.h"
@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int quick;
 
@@ -75,6 +76,62 @@ static void check_cover(cpu_pool *pool, int64_t n, int64_t grain)
         CHECK_EQ(atomic_load(&c->chunks), (n + grain - 1) / grain);
     free(c->hits);
     free(c);
+}
+
+/* ---- affinity: each worker starts on its own run of chunks ---- */
+
+typedef struct runs_probe {
+    int n_threads;
+    atomic_int arrived;
+    atomic_llong first[CPU_POOL_MAX_THREADS]; /* the first chunk's begin per worker, -1: none */
+    atomic_int timed_out;
+} runs_probe;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A worker's first chunk waits until every worker has begun one: no worker can then have
+ * taken a chunk from another's run, so each first chunk shows where its worker starts. */
+static void runs_fn(void *ctx, int64_t b, int64_t e, int worker)
+{
+    (void)e;
+    runs_probe *r = ctx;
+    long long none = -1;
+    if (!atomic_compare_exchange_strong(&r->first[worker], &none, (long long)b))
+        return;
+    atomic_fetch_add(&r->arrived, 1);
+    double t0 = mono_s();
+    while (atomic_load(&r->arrived) < r->n_threads)
+        if (mono_s() - t0 > 10.0) {
+            atomic_store(&r->timed_out, 1);
+            return;
+        }
+}
+
+/* With T workers, chunks of 2 items and 4 chunks a worker, worker w's run is items
+ * [8w, 8w + 8): its first chunk must begin at 8w, in every loop. */
+static void check_runs(cpu_pool *pool)
+{
+    int t = cpu_pool_threads(pool);
+    for (int rep = 0; rep < (quick ? 3 : 20); rep++) {
+        runs_probe *r = calloc(1, sizeof *r);
+        r->n_threads = t;
+        for (int w = 0; w < t; w++)
+            atomic_store(&r->first[w], -1);
+        CHECK_EQ(cpu_pool_parallel_for(pool, 8 * (int64_t)t, 2, runs_fn, r, NULL, 0), 0);
+        CHECK_EQ(atomic_load(&r->timed_out), 0);
+        for (int w = 0; w < t; w++) {
+            if (atomic_load(&r->first[w]) != 8LL * w)
+                fprintf(stderr, "threads=%d: worker %d began at item %lld, not %d\n", t, w,
+                        atomic_load(&r->first[w]), 8 * w);
+            CHECK_EQ(atomic_load(&r->first[w]), 8LL * w);
+        }
+        free(r);
+    }
 }
 
 /* ---- nested loops ---- */
@@ -164,6 +221,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < (quick ? 50 : 2000); r++)
             check_cover(pool, 1 + r % 9, 1);
 
+        check_runs(pool);
         check_nested(pool, pool); /* nested on the same pool: serial, same worker id */
         cpu_pool *other = NULL;
         CHECK_EQ(cpu_pool_create(2, &other, err, sizeof err), 0);
