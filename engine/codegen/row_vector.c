@@ -33,10 +33,12 @@
  *
  * Why the results are the same bits. Each lane does the scalar copy's operations on the same
  * operands (LLVM's vector float operations, fma, minnum/maxnum, floor and saturating casts
- * are lane-wise the scalar ones). What changes is the order of cells within a row, which a
- * struct_for leaves unspecified (language.md: iterations run in parallel, in no particular
+ * are lane-wise the scalar ones). What changes is the order of cells within a row, and the
+ * order of the rows (task_entry.c runs them interleaved), which a struct_for leaves
+ * unspecified (language.md: iterations run in parallel, in no particular
  * order; the GPU runs them at once): a body that reads, along the row, an element another
- * cell of the row writes races, and its lanes see the writes in statement order.
+ * cell of the row writes races, and its lanes see the writes in statement order; a float sum
+ * into a reduction rounds in the order the cells come in.
  *
  * Only reads the IR. Called by task_entry.c's fast copy on the CPU, on the compiling thread. */
 #define _GNU_SOURCE

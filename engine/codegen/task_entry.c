@@ -443,8 +443,8 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
  * only on the outer axes (which neighbour block a row reads from) is hoisted out of the inner
  * loop and the innermost loop (8 cells in the default layout) is short and constant: unrolled
  * (by LLVM's own measure, or asked for where the body is a stencil along that axis), its
- * block-crossing tests fold away. The check (fast_struct.c) has made sure
- * cells are ordered x-major. Closes the entry loop ck. */
+ * block-crossing tests fold away. The rows of each slab run in an interleaved order (below). The check (fast_struct.c) has made sure cells are ordered
+ * x-major. Closes the entry loop ck. */
 static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef coord[],
                       counted *ck)
 {
@@ -477,6 +477,21 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
         }
         fast->pos[a] = loop_open(f, &c[a], f->t_i32, LLVMConstInt(f->t_i32, 0, 0), end,
                                  LLVMConstInt(f->t_i32, 1, 0), "pos");
+        if (a == dim - 2 && size >= 4) {
+            /* Rows in the order 0, 2, 4, ..., 1, 3, ...: with rows in vectors, a row's masked
+             * store is not yet in the cache when the next row's loads reach the same lines
+             * (its neighbour row, and the row's own neighbours along it, which share memory
+             * with the row before), and a load that overlaps a pending masked store waits for
+             * it to be written. In this order the rows written just before are two apart. The
+             * default scene's finest smoothing sweep ran 104-110 us a call in row order, 83 in
+             * this one. The scalar copy takes the same order, so that the two give the same
+             * bits (a reduction's float sum rounds in the order the cells come in). */
+            LLVMValueRef i = fast->pos[a];
+            LLVMValueRef even = LLVMBuildAnd(f->b, LLVMBuildShl(f->b, i, LLVMConstInt(f->t_i32, 1, 0), ""),
+                                             LLVMConstInt(f->t_i32, (unsigned)(size - 1), 0), "");
+            LLVMValueRef odd = LLVMBuildLShr(f->b, i, LLVMConstInt(f->t_i32, leaf->log2_size[a] - 1, 0), "");
+            fast->pos[a] = LLVMBuildOr(f->b, even, odd, "pos.perm");
+        }
         cell = LLVMBuildOr(f->b, cell,
                            LLVMBuildShl(f->b, fast->pos[a], LLVMConstInt(f->t_i32, sh, 0), ""),
                            "cell");
