@@ -168,6 +168,12 @@ static LLVMValueRef loop_close(cg_fn *f, counted *c)
 }
 
 #define FAST_UNROLL_MAX 400 /* IR statements of a fast copy's body whose cell loop is unrolled */
+/* The same for the loop over a slab's rows, with rows in vectors: each row's copy is several
+ * times the LLVM code of a scalar cell's, and compile time grows with it. Unrolled, the
+ * default scene's smoother (114 statements) ran 56-58 us a call instead of 76-78; every
+ * stencil body up to 400 statements unrolled added 3.3 s of compile (CPU) to the scene's
+ * first cook, up to 135 statements 0.6 s for 7 ms more over 24 frames, up to 120 0.2 s. */
+#define FAST_ROW_UNROLL_MAX 120
 
 void cg_loop_hint(cg_fn *f, LLVMValueRef br, const char *hint)
 {
@@ -507,19 +513,21 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     f->fast = NULL;
     if (!ok)
         return -1;
-    /* A stencil along the innermost axis (f[I +- e_z]) tests per cell which block the
-     * neighbour lies in; unrolled, each cell's test is a constant. LLVM's own limit leaves
-     * bodies of a few dozen statements rolled (the smoother's 8 cells with their colour test
-     * and six neighbours). Unrolled, the default scene's smoother ran 13% faster, its residual
-     * 10%; past FAST_UNROLL_MAX statements (the advection bodies are thousands), and for loops
-     * without such a neighbour, the gain did not pay for the longer compile. */
+    /* A stencil along the innermost loop's axis (f[I +- e_z]; with rows in vectors, the
+     * rows' axis: f[I +- e_y]) tests per cell or row which block the neighbour lies in;
+     * unrolled, each test is a constant. LLVM's own limit leaves bodies of a few dozen
+     * statements rolled (the smoother's 8 cells with their colour test and six neighbours).
+     * Unrolled, the default scene's smoother ran 13% faster, its residual 10% (scalar
+     * cells); past FAST_UNROLL_MAX statements (the advection bodies are thousands), and for
+     * loops without such a neighbour, the gain did not pay for the longer compile. */
+    int inner = W ? dim - 2 : dim - 1;
     int stencil = 0;
     for (int i = 0; i < fast->nacc; i++)
-        stencil |= fast->acc[i].c[dim - 1] != 0;
-    int small = stencil && count_stmts(loop->body) <= FAST_UNROLL_MAX;
-    for (int a = W ? dim - 2 : dim - 1; a >= 0; a--) {
+        stencil |= inner >= 0 && fast->acc[i].c[inner] != 0;
+    int small = stencil && count_stmts(loop->body) <= (W ? FAST_ROW_UNROLL_MAX : FAST_UNROLL_MAX);
+    for (int a = inner; a >= 0; a--) {
         LLVMValueRef br = loop_close(f, &c[a]);
-        if (a == dim - 1 && small)
+        if (a == inner && small)
             cg_loop_hint(f, br, "llvm.loop.unroll.full");
     }
     loop_close(f, ck);
