@@ -26,19 +26,19 @@
  * is a vector load of the row's run of elements, a component picked by a shuffle; an
  * inactive block reads the leaf's block of background values at the same place. A neighbour
  * along the row takes its lanes inside the row's block from the row's run shifted, the
- * others one at a time. Other loads are W scalar loads (the scalar emitter at each lane's position).
- * Stores likewise: masked vector stores, or per lane. A write's block (the fast copy's
- * lazy, activating lookup) is looked up only when some lane of the row stores, as the
+ * others one at a time. Other loads are W scalar loads (the scalar emitter at each lane's
+ * position). Stores likewise: masked vector stores, or per lane. A write's block (the fast
+ * copy's lazy, activating lookup) is looked up only when some lane of the row stores, as the
  * scalar copy would.
  *
  * Why the results are the same bits. Each lane does the scalar copy's operations on the same
  * operands (LLVM's vector float operations, fma, minnum/maxnum, floor and saturating casts
  * are lane-wise the scalar ones). What changes is the order of cells within a row, and the
  * order of the rows (task_entry.c runs them interleaved), which a struct_for leaves
- * unspecified (language.md: iterations run in parallel, in no particular
- * order; the GPU runs them at once): a body that reads, along the row, an element another
- * cell of the row writes races, and its lanes see the writes in statement order; a float sum
- * into a reduction rounds in the order the cells come in.
+ * unspecified (language.md: iterations run in parallel, in no particular order; the GPU runs
+ * them at once): a body that reads, along the row, an element another cell of the row writes
+ * races, and its lanes see the writes in statement order; a float sum into a reduction rounds
+ * in the order the cells come in.
  *
  * Only reads the IR. Called by task_entry.c's fast copy on the CPU, on the compiling thread. */
 #define _GNU_SOURCE
@@ -476,7 +476,8 @@ static LLVMValueRef vload_run(rowvec *r, const ir_stmt *s, const cg_access *a)
         LLVMSetAlignment(v, 4);
         cg_fast_mark_alias(f, v, ptr);
     } else {
-        LLVMValueRef back = LLVMConstInt(f->t_i64, (unsigned long long)(-4ll * k * (at + c)), 1);
+        long long to_start = -4ll * k * (at + c);
+        LLVMValueRef back = LLVMConstInt(f->t_i64, (unsigned long long)to_start, 1);
         LLVMValueRef start = LLVMBuildGEP2(f->b, f->t_i8, base, &back, 1, "row.start");
         LLVMValueRef whole = LLVMBuildLoad2(f->b, rt, start, "row.whole");
         LLVMSetAlignment(whole, 4);
@@ -484,10 +485,11 @@ static LLVMValueRef vload_run(rowvec *r, const ir_stmt *s, const cg_access *a)
         LLVMValueRef m[4 * ROWVEC_MAX];
         for (int j = 0; j < r->W * k; j++) {
             int l = j / k;
-            m[j] = l + c >= 0 && l + c < r->W ? c32(f, (l + c) * k + j % k) : LLVMGetUndef(f->t_i32);
+            int in = l + c >= 0 && l + c < r->W;
+            m[j] = in ? c32(f, (l + c) * k + j % k) : LLVMGetUndef(f->t_i32);
         }
-        v = LLVMBuildShuffleVector(f->b, whole, LLVMGetUndef(rt), LLVMConstVector(m, (unsigned)(r->W * k)),
-                                   "row.shifted");
+        LLVMValueRef shift = LLVMConstVector(m, (unsigned)(r->W * k));
+        v = LLVMBuildShuffleVector(f->b, whole, LLVMGetUndef(rt), shift, "row.shifted");
     }
     if (k > 1)
         v = LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(rt), pick_mask(r, k, ptr->comp), "row.comp");

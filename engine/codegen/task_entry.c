@@ -449,8 +449,9 @@ static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
  * only on the outer axes (which neighbour block a row reads from) is hoisted out of the inner
  * loop and the innermost loop (8 cells in the default layout) is short and constant: unrolled
  * (by LLVM's own measure, or asked for where the body is a stencil along that axis), its
- * block-crossing tests fold away. The rows of each slab run in an interleaved order (below). The check (fast_struct.c) has made sure cells are ordered
- * x-major. Closes the entry loop ck. */
+ * block-crossing tests fold away. The rows of each slab run in an interleaved order
+ * (below). The check (fast_struct.c) has made sure cells are ordered x-major. Closes the
+ * entry loop ck. */
 static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef coord[],
                       counted *ck)
 {
@@ -493,9 +494,11 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
              * this one. The scalar copy takes the same order, so that the two give the same
              * bits (a reduction's float sum rounds in the order the cells come in). */
             LLVMValueRef i = fast->pos[a];
-            LLVMValueRef even = LLVMBuildAnd(f->b, LLVMBuildShl(f->b, i, LLVMConstInt(f->t_i32, 1, 0), ""),
-                                             LLVMConstInt(f->t_i32, (unsigned)(size - 1), 0), "");
-            LLVMValueRef odd = LLVMBuildLShr(f->b, i, LLVMConstInt(f->t_i32, leaf->log2_size[a] - 1, 0), "");
+            LLVMValueRef twice = LLVMBuildShl(f->b, i, LLVMConstInt(f->t_i32, 1, 0), "");
+            LLVMValueRef even =
+                LLVMBuildAnd(f->b, twice, LLVMConstInt(f->t_i32, (unsigned)(size - 1), 0), "");
+            LLVMValueRef odd =
+                LLVMBuildLShr(f->b, i, LLVMConstInt(f->t_i32, leaf->log2_size[a] - 1, 0), "");
             fast->pos[a] = LLVMBuildOr(f->b, even, odd, "pos.perm");
         }
         cell = LLVMBuildOr(f->b, cell,
@@ -524,7 +527,8 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     int stencil = 0;
     for (int i = 0; i < fast->nacc; i++)
         stencil |= inner >= 0 && fast->acc[i].c[inner] != 0;
-    int small = stencil && count_stmts(loop->body) <= (W ? FAST_ROW_UNROLL_MAX : FAST_UNROLL_MAX);
+    int most = W ? FAST_ROW_UNROLL_MAX : FAST_UNROLL_MAX;
+    int small = stencil && count_stmts(loop->body) <= most;
     for (int a = inner; a >= 0; a--) {
         LLVMValueRef br = loop_close(f, &c[a]);
         if (a == inner && small)

@@ -1,6 +1,6 @@
 /* The CPU pool: every index exactly once under uneven work, worker ids exclusive, each worker
- * starting on its own run of chunks, nested and concurrent loops, several pools, bad arguments. `test_backend_pool quick` runs a smaller
- * version (for valgrind). */
+ * starting on its own run of chunks, nested and concurrent loops, several pools, bad
+ * arguments. `test_backend_pool quick` runs a smaller version (for valgrind). */
 #include "engine/backend/cpu_pool.h"
 #include "tests/check.h"
 
