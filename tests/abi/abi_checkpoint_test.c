@@ -10,6 +10,7 @@
  * before info reads the file or the context is destroyed. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "load.h"
 #include "plume/plume.h"
 
 #include <dlfcn.h>
@@ -101,13 +102,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s libplume.so\n", argv[0]);
         return 2;
     }
-    void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    plume_plugin_entry_fn entry = dl ? (plume_plugin_entry_fn)dlsym(dl, PLUME_PLUGIN_ENTRY_SYMBOL) : NULL;
-    api = entry ? entry(PLUME_ABI_MAJOR, PLUME_ABI_MINOR) : NULL;
-    if (!api || api->init() != PLUME_OK) {
-        fprintf(stderr, "cannot load %s\n", argv[1]);
+    void *dl;
+    if (!(api = abi_load(argv[1], &dl)))
         return 1;
-    }
     CHECK(api->abi_minor >= 2);
     ck = api->get_extension(PLUME_EXT_CHECKPOINT);
     const plume_ext_deterministic *det = api->get_extension(PLUME_EXT_DETERMINISTIC);

@@ -6,6 +6,7 @@
  * previous one stays; the "wrote" log lines reach the host on its own thread. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "load.h"
 #include "plume/plume.h"
 
 #include <dlfcn.h>
@@ -222,13 +223,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s libplume.so\n", argv[0]);
         return 2;
     }
-    void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    plume_plugin_entry_fn entry = dl ? (plume_plugin_entry_fn)dlsym(dl, PLUME_PLUGIN_ENTRY_SYMBOL) : NULL;
-    api = entry ? entry(PLUME_ABI_MAJOR, PLUME_ABI_MINOR) : NULL;
-    if (!api || api->init() != PLUME_OK) {
-        fprintf(stderr, "cannot load %s\n", argv[1]);
+    void *dl;
+    if (!(api = abi_load(argv[1], &dl)))
         return 1;
-    }
     host_thread = pthread_self();
     CHECK(api->abi_minor >= 7);
     dw = api->get_extension(PLUME_EXT_DEFERRED_WRITES);

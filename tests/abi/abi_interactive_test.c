@@ -9,6 +9,7 @@
  *   abi_interactive_test PLUGIN */
 #define _GNU_SOURCE
 #include "check.h"
+#include "load.h"
 #include "plume/plume.h"
 
 #include <dlfcn.h>
@@ -176,14 +177,9 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 2;
     setenv("PLUME_KERNEL_CACHE", "off", 1); /* the cancel must meet a compile */
-    void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        fprintf(stderr, "dlopen: %s\n", dlerror());
+    void *dl;
+    if (!(api = abi_load(argv[1], &dl)))
         return 1;
-    }
-    plume_plugin_entry_fn entry = (plume_plugin_entry_fn)dlsym(dl, PLUME_PLUGIN_ENTRY_SYMBOL);
-    api = entry(PLUME_ABI_MAJOR, PLUME_ABI_MINOR);
-    CHECK_STATUS(api->init(), PLUME_OK);
     test_kernel_edits();
     test_node_state();
     test_cancel_in_solver();
