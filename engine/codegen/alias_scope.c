@@ -67,6 +67,12 @@ static int note_change(ir_stmt *s, void *ud)
     return 0;
 }
 
+void cg_changed_slots(const ir_task *t, uint8_t ch[64])
+{
+    memset(ch, 0, 64);
+    ir_walk(t->body, note_change, ch);
+}
+
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast)
 {
     memset(fast->slot_used, 0, sizeof fast->slot_used);

@@ -35,105 +35,9 @@
 #include <string.h>
 
 #include "engine/codegen/cg_internal.h"
+#include "engine/codegen/cread_internal.h"
 #include "sparse/runtime/runtime.h"
 
-/* The widest spread of a group's deltas along one axis whose table terms are made once. */
-#define CREAD_TAB_SPAN 4
-
-typedef struct cread_site {
-    const ir_stmt *child;                      /* the leaf container (sn_child of the leaf) */
-    const ir_stmt *chain[3 * IR_MAX_LEVELS];   /* sn_root ... the leaf's sn_child */
-    int nchain;
-    const ir_stmt *idx;                        /* the sn_index above it: the voxel */
-    const ir_stmt *base[IR_MAX_DIM];           /* idx's operands less a constant added */
-    int32_t delta[IR_MAX_DIM];                 /* the constant: idx = base + delta */
-    int group;                                 /* cread_group + 1, or 0 */
-    int direct;   /* every user is a read through a leaf sn_index on idx's operands: its
-                   * address is made at the read (cg_cread_field_ptr), the container and the
-                   * leaf index only on the path that needs them */
-    LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
-    /* Direct reads: the voxel's leaf container (NULL where inactive or out of range) and cell
-     * index from the site's first direct read, and the IR block of that read. Reads of
-     * other fields placed in the same tree share the site (one sn_child): the fields of a
-     * fused task's samples at one point. A later read that block holds takes the place as it
-     * is and only adds its field's offset: no second branch on where the voxel lies. Like the
-     * group's `last`, it is forgotten once the task activates anything of the field
-     * (cg_cread_activated): a block that was NULL may hold what the task just wrote
-     * (engine_kernels_sparse, test_read_after_write). */
-    LLVMValueRef place_c, place_cell;
-    const ir_block *place_blk;
-    int place_bg; /* place_c is never NULL: the background block where inactive (table_bg) */
-} cread_site;
-
-/* Reads of one slot at a common base plus constants (the 8 corners of a trilinear sample,
- * a stencil at a computed point): one cache of the base voxel's leaf block serves every
- * member whose own voxel lies in that block, which is most of them; a member whose voxel
- * crosses into the next block falls back to its own cache. */
-typedef struct cread_group {
-    int slot;
-    const ir_stmt *base[IR_MAX_DIM];
-    int members;
-    LLVMValueRef key[IR_MAX_DIM], cont;        /* allocas, made at first emission */
-    /* The container from the group's last lookup and the IR block of the read that made it:
-     * a later member whose read that block holds (at any depth) is dominated by the lookup
-     * and takes its result as it is, since the base voxel and the tree are the same. */
-    LLVMValueRef last;
-    const ir_block *last_blk;
-    /* Made with `last`: whether every member's voxel lies in the base voxel's block, which
-     * is active (interior; NULL when the layout gives no such test), and the base voxel's
-     * cell index there. Then a member's cell index is cell + a constant. */
-    LLVMValueRef interior, cell;
-    int32_t dmin[IR_MAX_DIM], dmax[IR_MAX_DIM]; /* members' deltas, per axis */
-    int direct;                                 /* some member is direct: interior is used */
-    /* Direct reads through the slot's table of the blocks around the list entry (tab > 0;
-     * 0 undecided, < 0 not): tab_ok says every member lies in one of those blocks, u is the
-     * base voxel less the entry's first voxel; both made once where that dominates, like
-     * `last`. */
-    int tab;
-    LLVMValueRef tab_ok, u[IR_MAX_DIM];
-    const ir_block *tab_blk;
-    /* Made with tab_ok, per axis and member delta d (dmin + j): the member's term of the
-     * table index and of its cell index. The 8 corners of a trilinear sample then share 6
-     * shift-and-mask pairs instead of making 24 on their own paths, where no one dominates the
-     * next and so nothing was shared. NULL where the deltas span more than CREAD_TAB_SPAN. */
-    LLVMValueRef tab_idx[IR_MAX_DIM][CREAD_TAB_SPAN], tab_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
-    /* The same for rows in vectors (cg_cread_row_ptr), as row_w-lane vectors, made at the
-     * group's first member in a row body and kept for members that row_blk holds: row_ok
-     * says a lane's members all lie among the table's blocks, row_all that every lane's do.
-     * The 8 corners of a sample then share one range test and one branch condition. */
-    LLVMValueRef row_ok, row_all, row_u[IR_MAX_DIM], row_u64[IR_MAX_DIM];
-    int row_wide; /* deltas span more than 1 on some axis: each member tests its own range */
-    LLVMValueRef row_idx[IR_MAX_DIM][CREAD_TAB_SPAN], row_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
-    const ir_block *row_blk;
-    unsigned row_w;
-} cread_group;
-
-struct cg_cread {
-    cread_site *site;
-    int nsite, cap;
-    cread_group *group;
-    int ngroup;
-    cg_smap which; /* leaf sn_child -> site + 1 */
-    cg_smap skip;  /* chain statements only sites use: not emitted */
-    cg_smap leaf_idx; /* leaf sn_index of a direct site's reads -> site + 1: not emitted */
-    cg_smap stored;   /* direct reads' sn_field_ptrs with a user other than a global_load: their
-                       * address must stay NULL where the block is inactive (a store skips it) */
-    cg_smap bg_read;  /* sn_field_ptrs cg_cread_field_ptr gave a never-NULL address */
-    uint8_t activates[64];
-    /* per slot, made at first use */
-    LLVMValueRef helper[64];
-    LLVMValueRef enabled[64], null_ok[64], shift[64][IR_MAX_DIM];
-    /* struct_for on the CPU: the list entry's first voxel (set per entry by cg_cread_entry),
-     * and per slot read through a table the alloca of its 3^dim blocks around the entry */
-    LLVMValueRef ent[IR_MAX_DIM];
-    int have_ent;
-    LLVMValueRef table[64];
-    /* The slot's table holds the leaf's block of background values in place of NULL (an
-     * inactive block or one out of range), so that a read from the table needs no select: only
-     * where no direct read of the task is `stored`, since a store must see NULL there, and a
-     * site's place (which reads of other fields take as it is) may come from the table. */
-    uint8_t table_bg[64];
-};
 
 /* ---- recognition ---- */
 
@@ -246,6 +150,8 @@ void cg_cread_free(cg_cread *cr)
     cg_smap_free(&cr->leaf_idx);
     cg_smap_free(&cr->stored);
     cg_smap_free(&cr->bg_read);
+    cg_smap_free(&cr->halo_reads);
+    free(cr->halo_read);
     free(cr);
 }
 
@@ -508,10 +414,6 @@ int cg_cread_serves(const cg_fn *f, const ir_stmt *s)
 
 /* ---- per slot: the check, and the out-of-line walk ---- */
 
-static LLVMValueRef c32(cg_fn *f, long long v)
-{
-    return LLVMConstInt(f->t_i32, (unsigned long long)v, 1);
-}
 
 static LLVMValueRef snode_u32(cg_fn *f, int slot, int32_t sid, uint64_t member)
 {
@@ -534,9 +436,9 @@ static int slot_setup(cg_fn *f, int slot)
     for (int a = 0; a < dim; a++) {
         LLVMValueRef k = LLVMBuildAdd(b, snode_u32(f, slot, lsid, cg_off_snode_axis_shift(a)),
                                       snode_u32(f, slot, lsid, cg_off_snode_axis_bits(a)), "");
-        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, k, c32(f, 63), ""), "");
+        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, k, cg_cr_c32(f, 63), ""), "");
         /* masked so the shift is defined whatever the runtime holds; ok says whether it counts */
-        cr->shift[slot][a] = LLVMBuildZExt(b, LLVMBuildAnd(b, k, c32(f, 63), ""), f->t_i64, "key.sh");
+        cr->shift[slot][a] = LLVMBuildZExt(b, LLVMBuildAnd(b, k, cg_cr_c32(f, 63), ""), f->t_i64, "key.sh");
         LLVMValueRef off = snode_u32(f, slot, lsid,
                                      offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)a);
         for (int l = 1; l < leaf; l++) {
@@ -554,7 +456,7 @@ static int slot_setup(cg_fn *f, int slot)
             good = LLVMBuildAnd(
                 b, good,
                 LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGE, ash, k, ""),
-                            LLVMBuildICmp(b, LLVMIntEQ, bits, c32(f, 0), ""), ""),
+                            LLVMBuildICmp(b, LLVMIntEQ, bits, cg_cr_c32(f, 0), ""), ""),
                 "");
             ok = LLVMBuildAnd(b, ok, good, "");
         }
@@ -701,7 +603,7 @@ static int nested_in(const ir_block *inner, const ir_block *blk)
 }
 
 /* Whether statement s lies in blk or in a block nested in it. */
-static int encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s->parent, blk); }
+int cg_cr_encloses(const ir_block *blk, const ir_stmt *s) { return nested_in(s->parent, blk); }
 
 /* Forgets the places and looked-up blocks of reads of `slot`'s tree: the fields placed in one
  * tree share their lookups (and their sites), so an activation through one of them may have
@@ -759,12 +661,8 @@ static LLVMValueRef const_u32(cg_fn *f, int slot, int32_t sid, uint64_t member, 
 
 /* A dense leaf's geometry where the compiler knows it (the bound layout's constants), its
  * cells single voxels and its extent covering its cells: 0, else -1. */
-typedef struct leaf_geom {
-    int64_t off[IR_MAX_DIM];                        /* coord_offset */
-    unsigned ext[IR_MAX_DIM], bits[IR_MAX_DIM], ish[IR_MAX_DIM];
-} leaf_geom;
 
-static int leaf_geometry(cg_fn *f, int slot, leaf_geom *lg)
+int cg_cr_leaf_geometry(cg_fn *f, int slot, cg_cr_leaf_geom *lg)
 {
     const ir_field_info *fi = &f->task->fields[slot];
     int leaf = fi->nlevels - 1, known = 1;
@@ -797,12 +695,12 @@ static void group_interior(cg_fn *f, cread_group *g, LLVMValueRef bx[], LLVMValu
 {
     cg_cread *cr = f->cread;
     int dim = f->task->fields[g->slot].dim;
-    leaf_geom lg;
+    cg_cr_leaf_geom lg;
     g->interior = g->cell = NULL;
-    if (leaf_geometry(f, g->slot, &lg) != 0)
+    if (cg_cr_leaf_geometry(f, g->slot, &lg) != 0)
         return;
     LLVMValueRef in = LLVMBuildAnd(f->b, cr->enabled[g->slot], LLVMBuildIsNotNull(f->b, c, ""), "");
-    LLVMValueRef cell = c32(f, 0);
+    LLVMValueRef cell = cg_cr_c32(f, 0);
     for (int a = 0; a < dim; a++) {
         int32_t size = (int32_t)1 << lg.bits[a];
         /* in range, as the leaf's sn_index decides it, and the cell along this axis */
@@ -810,11 +708,11 @@ static void group_interior(cg_fn *f, cread_group *g, LLVMValueRef bx[], LLVMValu
                                       LLVMConstInt(f->t_i64, (unsigned long long)lg.off[a], 1), "");
         LLVMValueRef lim = LLVMConstInt(f->t_i64, 1ull << lg.ext[a], 0);
         in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntULT, u, lim, ""), "");
-        LLVMValueRef p = LLVMBuildAnd(f->b, LLVMBuildTrunc(f->b, u, f->t_i32, ""), c32(f, size - 1), "");
+        LLVMValueRef p = LLVMBuildAnd(f->b, LLVMBuildTrunc(f->b, u, f->t_i32, ""), cg_cr_c32(f, size - 1), "");
         /* every member's p + delta in [0, size) */
-        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSGE, p, c32(f, -(long long)g->dmin[a]), ""), "");
-        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSLT, p, c32(f, size - (long long)g->dmax[a]), ""), "rd.interior");
-        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, c32(f, lg.ish[a]), ""), "");
+        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSGE, p, cg_cr_c32(f, -(long long)g->dmin[a]), ""), "");
+        in = LLVMBuildAnd(f->b, in, LLVMBuildICmp(f->b, LLVMIntSLT, p, cg_cr_c32(f, size - (long long)g->dmax[a]), ""), "rd.interior");
+        cell = LLVMBuildOr(f->b, cell, LLVMBuildShl(f->b, p, cg_cr_c32(f, lg.ish[a]), ""), "");
     }
     g->interior = in;
     g->cell = cell;
@@ -824,7 +722,7 @@ static void group_interior(cg_fn *f, cread_group *g, LLVMValueRef bx[], LLVMValu
 static LLVMValueRef group_block(cg_fn *f, cread_group *g, const ir_stmt *s, LLVMValueRef bx[],
                                 LLVMValueRef bkey[])
 {
-    if (g->last && encloses(g->last_blk, s))
+    if (g->last && cg_cr_encloses(g->last_blk, s))
         return g->last;
     int dim = f->task->fields[g->slot].dim;
     g->last = cached_lookup(f, g->slot, dim, g->key, &g->cont, bx, bkey);
@@ -915,11 +813,11 @@ static int table_decide(cg_fn *f, cread_group *g)
     cg_cread *cr = f->cread;
     const ir_task *t = f->task;
     int it = t->field, dim = t->fields[g->slot].dim;
-    leaf_geom lg, li;
+    cg_cr_leaf_geom lg, li;
     g->tab = -1;
     if (f->target != CG_TARGET_CPU || t->kind != IR_TASK_STRUCT_FOR || !g->direct ||
         cr->activates[g->slot] || it >= t->nfields || dim != t->fields[it].dim ||
-        leaf_geometry(f, g->slot, &lg) != 0 || leaf_geometry(f, it, &li) != 0)
+        cg_cr_leaf_geometry(f, g->slot, &lg) != 0 || cg_cr_leaf_geometry(f, it, &li) != 0)
         return 0;
     for (int a = 0; a < dim; a++)
         if (lg.bits[a] != li.bits[a] || ((lg.off[a] - li.off[a]) & ((1 << lg.bits[a]) - 1)) != 0)
@@ -934,8 +832,8 @@ static int fill_table(cg_fn *f, int slot, LLVMValueRef coord[])
 {
     cg_cread *cr = f->cread;
     int dim = f->task->fields[slot].dim, n = 1;
-    leaf_geom lg;
-    if (leaf_geometry(f, slot, &lg) != 0)
+    cg_cr_leaf_geom lg;
+    if (cg_cr_leaf_geometry(f, slot, &lg) != 0)
         return cg_fail(f, "cached read: the table's geometry changed");
     for (int a = 0; a < dim; a++)
         n *= 3;
@@ -964,7 +862,7 @@ static int fill_table(cg_fn *f, int slot, LLVMValueRef coord[])
     for (int k = 0; k < n; k++) {
         LLVMValueRef args[1 + IR_MAX_DIM] = {f->task_ctx};
         for (int a = dim - 1, r = k; a >= 0; a--, r /= 3)
-            args[1 + a] = LLVMBuildAdd(f->b, coord[a], c32(f, (long long)(r % 3 - 1) * (1ll << lg.bits[a])), "");
+            args[1 + a] = LLVMBuildAdd(f->b, coord[a], cg_cr_c32(f, (long long)(r % 3 - 1) * (1ll << lg.bits[a])), "");
         LLVMValueRef c = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(cr->helper[slot]),
                                         cr->helper[slot], args, (unsigned)(1 + dim), "rd.nb");
         if (bg)
@@ -981,6 +879,7 @@ int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM])
     if (!cr)
         return 0;
     cr->have_ent = coord != NULL;
+    cr->halo_ok = NULL; /* made again by cg_cread_halo_fill in this entry's rows */
     if (!coord)
         return 0;
     const ir_task *t = f->task;
@@ -996,7 +895,6 @@ int cg_cread_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM])
     return 0;
 }
 
-static void likely_first(cg_fn *f, LLVMValueRef br);
 
 /* The container a direct read at place c takes its value from: c, or where c is NULL (an
  * inactive block, a voxel out of range) the leaf's block of background values. Every field of
@@ -1039,7 +937,7 @@ static LLVMValueRef place_elem(cg_fn *f, const ir_stmt *s, LLVMValueRef c, LLVMV
  * NULL there), so that it indexes the background block. */
 static LLVMValueRef slow_cell(cg_fn *f, LLVMValueRef i)
 {
-    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGE, i, c32(f, 0), ""), i, c32(f, 0),
+    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGE, i, cg_cr_c32(f, 0), ""), i, cg_cr_c32(f, 0),
                            "rd.cell");
 }
 
@@ -1047,7 +945,7 @@ static LLVMValueRef slow_cell(cg_fn *f, LLVMValueRef i)
  * index < 0), so that reuses test the container alone. */
 static LLVMValueRef slow_place(cg_fn *f, LLVMValueRef c, LLVMValueRef i)
 {
-    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGE, i, c32(f, 0), ""), c,
+    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGE, i, cg_cr_c32(f, 0), ""), c,
                            LLVMConstPointerNull(f->t_ptr), "rd.inrange");
 }
 
@@ -1060,11 +958,11 @@ static void table_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int ish, 
     LLVMValueRef v = LLVMBuildTrunc(
         f->b, LLVMBuildAdd(f->b, u, LLVMConstInt(f->t_i64, (unsigned long long)(long long)d, 1), ""),
         f->t_i32, "");
-    LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, c32(f, bits), ""), c32(f, 1), "");
+    LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, cg_cr_c32(f, bits), ""), cg_cr_c32(f, 1), "");
     *idx = LLVMBuildMul(f->b, LLVMBuildZExt(f->b, nb, f->t_i64, ""),
                         LLVMConstInt(f->t_i64, (unsigned long long)stride, 0), "rd.ti");
-    LLVMValueRef p = LLVMBuildAnd(f->b, v, c32(f, (1ll << bits) - 1), "");
-    *cell = LLVMBuildShl(f->b, p, c32(f, ish), "rd.tc");
+    LLVMValueRef p = LLVMBuildAnd(f->b, v, cg_cr_c32(f, (1ll << bits) - 1), "");
+    *cell = LLVMBuildShl(f->b, p, cg_cr_c32(f, ish), "rd.tc");
 }
 
 /* The place (container, cell) of a direct read of a table group: its block from the table
@@ -1075,10 +973,10 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
 {
     cg_cread *cr = f->cread;
     int slot = g->slot, dim = f->task->fields[slot].dim;
-    leaf_geom lg;
-    if (leaf_geometry(f, slot, &lg) != 0)
+    cg_cr_leaf_geom lg;
+    if (cg_cr_leaf_geometry(f, slot, &lg) != 0)
         return cg_fail(f, "cached read: the table's geometry changed");
-    if (!(g->tab_ok && encloses(g->tab_blk, s))) {
+    if (!(g->tab_ok && cg_cr_encloses(g->tab_blk, s))) {
         /* the base less the entry's first voxel, and whether every member's voxel is within
          * one block of the entry's along each axis */
         LLVMValueRef ok = cr->null_ok[slot];
@@ -1108,7 +1006,7 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
     LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.tab");
     LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.far");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.addr");
-    likely_first(f, LLVMBuildCondBr(f->b, g->tab_ok, tb, slow));
+    cg_cr_likely_first(f, LLVMBuildCondBr(f->b, g->tab_ok, tb, slow));
     LLVMPositionBuilderAtEnd(f->b, tb);
     LLVMValueRef index = NULL, cell = NULL;
     long long stride = 1;
@@ -1171,7 +1069,7 @@ static int table_place(cg_fn *f, cread_site *site, cread_group *g, const ir_stmt
 
 /* Branch weights saying the first successor is the usual one, so the other is laid out away
  * from the hot code. */
-static void likely_first(cg_fn *f, LLVMValueRef br)
+void cg_cr_likely_first(cg_fn *f, LLVMValueRef br)
 {
     LLVMMetadataRef ops[3] = {
         LLVMMDStringInContext2(f->ctx, "branch_weights", 14),
@@ -1201,7 +1099,7 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         cg_fail(f, "out of memory");
         return NULL;
     }
-    if (site->place_c && encloses(site->place_blk, s)) {
+    if (site->place_c && cg_cr_encloses(site->place_blk, s)) {
         if (site->place_bg && bg_readable(cr, s))
             return cg_dense_elem(f, s, site->place_c,
                                  LLVMBuildSExt(f->b, site->place_cell, f->t_i64, ""), NULL);
@@ -1238,14 +1136,14 @@ LLVMValueRef cg_cread_field_ptr(cg_fn *f, const ir_stmt *s, int *handled)
         if (g->interior) {
             LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "rd.inner");
             LLVMValueRef br = LLVMBuildCondBr(f->b, g->interior, fast, slow);
-            likely_first(f, br);
+            cg_cr_likely_first(f, br);
             LLVMPositionBuilderAtEnd(f->b, fast);
             int64_t dcell = 0;
             for (int a = 0; a < dim; a++) {
                 LLVMValueRef ish = snode_u32(f, g->slot, lsid, cg_off_snode_index_shift(a));
                 dcell += (int64_t)site->delta[a] * ((int64_t)1 << LLVMConstIntGetZExtValue(ish));
             }
-            fast_cell = LLVMBuildAdd(f->b, g->cell, c32(f, dcell), "");
+            fast_cell = LLVMBuildAdd(f->b, g->cell, cg_cr_c32(f, dcell), "");
             if (!(fast_at = cg_dense_elem(f, s, gc, LLVMBuildSExt(f->b, fast_cell, f->t_i64, ""), NULL)))
                 return NULL;
             fast_end = LLVMGetInsertBlock(f->b);
@@ -1305,6 +1203,16 @@ static int from_load(const ir_stmt *v, int depth, cg_smap *seen)
     return r;
 }
 
+int cg_cr_sampled(const cread_group *g, int dim)
+{
+    int sampled = 0;
+    cg_smap seen = {0};
+    for (int a = 0; a < dim; a++)
+        sampled |= from_load(g->base[a], 12, &seen);
+    cg_smap_free(&seen);
+    return sampled;
+}
+
 int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
 {
     const cg_cread *cr = f->cread;
@@ -1318,47 +1226,43 @@ int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s)
     /* reads at points made from the loop index alone keep the scalar group path, whose base
      * lookup serves all members at once: a coarse grid's reads of the fine one lie blocks
      * away from the entry, where the vector path would walk lane by lane */
-    int sampled = 0;
-    cg_smap seen = {0};
-    for (int a = 0; a < fi->dim; a++)
-        sampled |= from_load(g->base[a], 12, &seen);
-    cg_smap_free(&seen);
+    int sampled = cg_cr_sampled(g, fi->dim);
     return sampled && g->tab > 0 && cr->table_bg[g->slot] && bg_readable(cr, s) && fi->elem == IR_F32 &&
            fi->dim == f->task->fields[g->slot].dim;
 }
 
-static LLVMValueRef row_splat(cg_fn *f, LLVMValueRef v, unsigned W)
+LLVMValueRef cg_cr_splat(cg_fn *f, LLVMValueRef v, unsigned W)
 {
     if (LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind)
         return v;
     LLVMTypeRef t = LLVMVectorType(LLVMTypeOf(v), W);
-    LLVMValueRef u = LLVMBuildInsertElement(f->b, LLVMGetUndef(t), v, c32(f, 0), "");
+    LLVMValueRef u = LLVMBuildInsertElement(f->b, LLVMGetUndef(t), v, cg_cr_c32(f, 0), "");
     return LLVMBuildShuffleVector(f->b, u, LLVMGetUndef(t),
                                   LLVMConstNull(LLVMVectorType(f->t_i32, W)), "");
 }
 
-static LLVMValueRef row_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsigned align,
+LLVMValueRef cg_cr_gather(cg_fn *f, LLVMTypeRef vt, LLVMValueRef ptrs, unsigned align,
                                LLVMValueRef mask, LLVMValueRef pass, const char *suffix)
 {
     char name[64];
     snprintf(name, sizeof name, "llvm.masked.gather.%s", suffix);
     LLVMTypeRef ps[4] = {LLVMTypeOf(ptrs), f->t_i32, LLVMTypeOf(mask), vt};
-    LLVMValueRef args[4] = {ptrs, c32(f, align), mask, pass};
+    LLVMValueRef args[4] = {ptrs, cg_cr_c32(f, align), mask, pass};
     return cg_call_rt(f, name, vt, ps, args, 4);
 }
 
 /* ok and, lane by lane, lo <= u < hi (u: W lanes of i64). */
-static LLVMValueRef row_near(cg_fn *f, LLVMValueRef ok, LLVMValueRef u, long long lo, long long hi,
+LLVMValueRef cg_cr_near(cg_fn *f, LLVMValueRef ok, LLVMValueRef u, long long lo, long long hi,
                              unsigned W)
 {
     ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSGE, u,
-                      row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)lo, 1), W), ""), "");
+                      cg_cr_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)lo, 1), W), ""), "");
     return LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntSLT, u,
-                        row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)hi, 1), W), ""), "row.near");
+                        cg_cr_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)hi, 1), W), ""), "row.near");
 }
 
 /* Whether every lane of ok is set. */
-static LLVMValueRef row_all_of(cg_fn *f, LLVMValueRef ok, unsigned W)
+LLVMValueRef cg_cr_all_of(cg_fn *f, LLVMValueRef ok, unsigned W)
 {
     LLVMTypeRef v1 = LLVMVectorType(f->t_i1, W);
     char rname[48];
@@ -1371,46 +1275,51 @@ static LLVMValueRef row_all_of(cg_fn *f, LLVMValueRef ok, unsigned W)
 static void row_axis_terms(cg_fn *f, LLVMValueRef u, int32_t d, int bits, int ish, int stride,
                            unsigned W, LLVMValueRef *idx, LLVMValueRef *cell)
 {
-    LLVMValueRef v = LLVMBuildAdd(f->b, u, row_splat(f, c32(f, d), W), "");
-    LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, row_splat(f, c32(f, bits), W), ""),
-                                   row_splat(f, c32(f, 1), W), "");
-    *idx = LLVMBuildMul(f->b, nb, row_splat(f, c32(f, stride), W), "row.ti");
-    LLVMValueRef p = LLVMBuildAnd(f->b, v, row_splat(f, c32(f, (1 << bits) - 1), W), "");
-    *cell = LLVMBuildShl(f->b, p, row_splat(f, c32(f, ish), W), "row.tc");
+    LLVMValueRef v = LLVMBuildAdd(f->b, u, cg_cr_splat(f, cg_cr_c32(f, d), W), "");
+    LLVMValueRef nb = LLVMBuildAdd(f->b, LLVMBuildAShr(f->b, v, cg_cr_splat(f, cg_cr_c32(f, bits), W), ""),
+                                   cg_cr_splat(f, cg_cr_c32(f, 1), W), "");
+    *idx = LLVMBuildMul(f->b, nb, cg_cr_splat(f, cg_cr_c32(f, stride), W), "row.ti");
+    LLVMValueRef p = LLVMBuildAnd(f->b, v, cg_cr_splat(f, cg_cr_c32(f, (1 << bits) - 1), W), "");
+    *cell = LLVMBuildShl(f->b, p, cg_cr_splat(f, cg_cr_c32(f, ish), W), "row.tc");
 }
 
 /* Group g's shared terms for rows of W lanes at the current point (see cread_group): per
  * axis, u = base - the entry's first voxel in 64 bits (a coordinate near the i32 limits, from
  * a saturated cast, must not wrap into the table's range), whether every member's voxel lies
  * within one block of the entry's, and each member delta's table-index and cell terms. */
-static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom *lg, unsigned W)
+static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const cg_cr_leaf_geom *lg, unsigned W,
+                     int table)
 {
     cg_cread *cr = f->cread;
     int dim = f->task->fields[g->slot].dim;
     LLVMTypeRef v32 = LLVMVectorType(f->t_i32, W), v64 = LLVMVectorType(f->t_i64, W);
-    LLVMValueRef ok = row_splat(f, cr->null_ok[g->slot], W);
+    LLVMValueRef ok = cg_cr_splat(f, cr->null_ok[g->slot], W);
     long long stride3 = 1;
     for (int a = dim - 1; a >= 0; a--) {
         LLVMValueRef b = cg_val(f, g->base[a]);
         if (!b)
             return -1;
         long long size = 1ll << lg->bits[a];
-        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, row_splat(f, b, W), v64, ""),
-                                      row_splat(f, LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), W),
+        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, cg_cr_splat(f, b, W), v64, ""),
+                                      cg_cr_splat(f, LLVMBuildSExt(f->b, cr->ent[a], f->t_i64, ""), W),
                                       "row.u");
-        ok = row_near(f, ok, u, -size - g->dmin[a], 2 * size - g->dmax[a], W);
         g->row_u64[a] = u;
         g->row_u[a] = LLVMBuildTrunc(f->b, u, v32, "");
         for (int j = 0; j < CREAD_TAB_SPAN; j++) {
             g->row_idx[a][j] = g->row_cell[a][j] = NULL;
-            if (g->dmin[a] + j <= g->dmax[a])
+            if (table && g->dmin[a] + j <= g->dmax[a])
                 row_axis_terms(f, g->row_u[a], g->dmin[a] + j, lg->bits[a], lg->ish[a], (int)stride3,
                                W, &g->row_idx[a][j], &g->row_cell[a][j]);
         }
+        if (table)
+            ok = cg_cr_near(f, ok, u, -size - g->dmin[a], 2 * size - g->dmax[a], W);
         stride3 *= 3;
     }
-    g->row_ok = ok;
-    g->row_all = row_all_of(f, ok, W);
+    g->row_ok = table ? ok : NULL;
+    g->row_all = table ? cg_cr_all_of(f, ok, W) : NULL;
+    g->row_hall = g->row_hbase = NULL;
+    if (!table)
+        cg_cr_halo_terms(f, g, W);
     g->row_wide = 0;
     for (int a = 0; a < dim; a++)
         g->row_wide |= g->dmax[a] - g->dmin[a] > 1;
@@ -1425,15 +1334,40 @@ static int row_terms(cg_fn *f, cread_group *g, const ir_stmt *s, const leaf_geom
  * an inactive block's lanes point into the leaf's block of background values, as
  * table_place's addresses do. The cell index comes from the voxel's low bits (the table's
  * geometry is the iterated field's, checked by table_decide). */
+static LLVMValueRef table_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W);
+
+
 LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
+{
+    cg_cread *cr = f->cread;
+    cread_site *site = &cr->site[cg_smap_get(&cr->which, s->arg[0]) - 1];
+    cread_group *g = &cr->group[site->group - 1];
+    int slot = g->slot;
+    if (cg_cr_halo_forget(f, s) != 0)
+        return NULL;
+    if (!cg_cr_halo_serves(f, slot, s))
+        return table_row_ptr(f, s, W);
+    cg_cr_leaf_geom lg;
+    if (cg_cr_leaf_geometry(f, slot, &lg) != 0) {
+        cg_fail(f, "cached read: the table's geometry changed");
+        return NULL;
+    }
+    /* the halo's terms only: the table's are made where a row needs them (a rare branch) */
+    if (!(g->row_hall && g->row_w == W && cg_cr_encloses(g->row_blk, s)) &&
+        row_terms(f, g, s, &lg, W, 0) != 0)
+        return NULL;
+    return cg_cr_halo_offset(f, site, g, s, W);
+}
+
+static LLVMValueRef table_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
 {
     cg_cread *cr = f->cread;
     cread_site *site = &cr->site[cg_smap_get(&cr->which, s->arg[0]) - 1];
     cread_group *g = &cr->group[site->group - 1];
     int slot = g->slot, dim = f->task->fields[slot].dim;
     int32_t lsid = cg_snode_id(f, slot, f->task->fields[slot].nlevels - 1);
-    leaf_geom lg;
-    if (lsid < 0 || leaf_geometry(f, slot, &lg) != 0) {
+    cg_cr_leaf_geom lg;
+    if (lsid < 0 || cg_cr_leaf_geometry(f, slot, &lg) != 0) {
         cg_fail(f, "cached read: the table's geometry changed");
         return NULL;
     }
@@ -1446,23 +1380,23 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
         LLVMValueRef v = cg_val(f, site->idx->arg[a]);
         if (!v)
             return NULL;
-        x[a] = row_splat(f, v, W);
+        x[a] = cg_cr_splat(f, v, W);
     }
-    if (!(g->row_ok && g->row_w == W && encloses(g->row_blk, s)) && row_terms(f, g, s, &lg, W) != 0)
+    if (!(g->row_ok && g->row_w == W && cg_cr_encloses(g->row_blk, s)) && row_terms(f, g, s, &lg, W, 1) != 0)
         return NULL;
     LLVMValueRef ok = g->row_ok, all = g->row_all, idx = NULL, cell = NULL;
     if (g->row_wide) {
         /* Members further apart than a sample's corners: the group's range narrows by their
          * span (a span of 3 blocks would leave none), so each member tests its own voxel and
          * one far member does not send the others' lanes down the walk. */
-        ok = row_splat(f, cr->null_ok[slot], W);
+        ok = cg_cr_splat(f, cr->null_ok[slot], W);
         for (int a = 0; a < dim; a++) {
             long long size = 1ll << lg.bits[a];
             LLVMValueRef u = LLVMBuildAdd(f->b, g->row_u64[a],
-                                          row_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(long long)site->delta[a], 1), W), "");
-            ok = row_near(f, ok, u, -size, 2 * size, W);
+                                          cg_cr_splat(f, LLVMConstInt(f->t_i64, (unsigned long long)(long long)site->delta[a], 1), W), "");
+            ok = cg_cr_near(f, ok, u, -size, 2 * size, W);
         }
-        all = row_all_of(f, ok, W);
+        all = cg_cr_all_of(f, ok, W);
     }
     int stride3 = 1;
     for (int a = dim - 1; a >= 0; a--) {
@@ -1482,14 +1416,14 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     LLVMValueRef at = LLVMBuildGEP2(f->b, f->t_ptr, cr->table[slot], &idx, 1, "row.tab");
     char gname[32];
     snprintf(gname, sizeof gname, "v%up0.v%up0", W, W);
-    LLVMValueRef blk = row_gather(f, vp, at, 8, ok, LLVMConstNull(vp), gname);
+    LLVMValueRef blk = cg_cr_gather(f, vp, at, 8, ok, LLVMConstNull(vp), gname);
     /* lanes away from the entry: the walk, one lane at a time */
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.far");
     LLVMBasicBlockRef walk = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.walk");
     LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.farnext");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.blocks");
-    likely_first(f, LLVMBuildCondBr(f->b, all, done, loop));
+    cg_cr_likely_first(f, LLVMBuildCondBr(f->b, all, done, loop));
     LLVMPositionBuilderAtEnd(f->b, loop);
     LLVMValueRef l = LLVMBuildPhi(f->b, f->t_i32, "row.lane");
     LLVMValueRef cv = LLVMBuildPhi(f->b, vp, "row.blk");
@@ -1530,13 +1464,13 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     LLVMValueRef in2[2] = {cv, cv1};
     LLVMBasicBlockRef from2[2] = {loop, walk_end};
     LLVMAddIncoming(cv2, in2, from2, 2);
-    LLVMValueRef l1 = LLVMBuildAdd(f->b, l, c32(f, 1), "");
+    LLVMValueRef l1 = LLVMBuildAdd(f->b, l, cg_cr_c32(f, 1), "");
     LLVMValueRef back =
-        LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntULT, l1, c32(f, W), ""), loop, done);
+        LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntULT, l1, cg_cr_c32(f, W), ""), loop, done);
     /* kept rolled: the walk is rare, and W copies of it per read made the fused advection
      * tasks' compile twice as long */
     cg_loop_hint(f, back, "llvm.loop.unroll.disable");
-    LLVMValueRef inl[2] = {c32(f, 0), l1}, inc[2] = {blk, cv2};
+    LLVMValueRef inl[2] = {cg_cr_c32(f, 0), l1}, inc[2] = {blk, cv2};
     LLVMBasicBlockRef froml[2] = {pre, next};
     LLVMAddIncoming(l, inl, froml, 2);
     LLVMAddIncoming(cv, inc, froml, 2);
@@ -1555,16 +1489,46 @@ LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W)
     LLVMValueRef foff = cg_rt_load(f, s->field, CG_AT_FIELD, 0, offsetof(plm_rt_field, offset), f->t_i64);
     LLVMValueRef o = LLVMBuildAdd(f->b, LLVMBuildAdd(f->b, hdr, foff, ""),
                                   LLVMConstInt(f->t_i64, (uint64_t)s->comp * 4u, 0), "");
-    LLVMValueRef off = LLVMBuildAdd(f->b, row_splat(f, o, W),
+    LLVMValueRef off = LLVMBuildAdd(f->b, cg_cr_splat(f, o, W),
                                     LLVMBuildMul(f->b, LLVMBuildSExt(f->b, cell, v64, ""),
-                                                 row_splat(f, stride, W), ""), "");
+                                                 cg_cr_splat(f, stride, W), ""), "");
     return LLVMBuildGEP2(f->b, f->t_i8, cf, &off, 1, "row.rd");
 }
 
-LLVMValueRef cg_cread_row_load(cg_fn *f, LLVMValueRef ptrs, unsigned W)
+LLVMValueRef cg_cread_row_load(cg_fn *f, const ir_stmt *ptr, LLVMValueRef ptrs, unsigned W)
 {
+    cg_cread *cr = f->cread;
     LLVMTypeRef vt = LLVMVectorType(f->t_f32, W), v1 = LLVMVectorType(f->t_i1, W);
     char suffix[32];
     snprintf(suffix, sizeof suffix, "v%uf32.v%up0", W, W);
-    return row_gather(f, vt, ptrs, 4, LLVMConstAllOnes(v1), LLVMGetUndef(vt), suffix);
+    LLVMValueRef in_halo = cg_cr_halo_cond(f, ptr);
+    if (!in_halo)
+        return cg_cr_gather(f, vt, ptrs, 4, LLVMConstAllOnes(v1), LLVMGetUndef(vt), suffix);
+    /* ptrs is the read's offset in the halo (cg_cr_halo_offset): from there where every lane
+     * lies in it, else through the table as without a halo */
+    LLVMBasicBlockRef hb = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.halo");
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.table");
+    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(f->ctx, f->fn, "row.hjoin");
+    cg_cr_likely_first(f, LLVMBuildCondBr(f->b, in_halo, hb, tb));
+    LLVMPositionBuilderAtEnd(f->b, hb);
+    LLVMValueRef hv = cg_cr_halo_read(f, ptr, ptrs, W);
+    LLVMBuildBr(f->b, jb);
+    LLVMPositionBuilderAtEnd(f->b, tb);
+    /* the table's terms made here serve this branch only: the group's halo terms stay */
+    cread_site *site = &cr->site[cg_smap_get(&cr->which, ptr->arg[0]) - 1];
+    cread_group *g = &cr->group[site->group - 1], saved = *g;
+    g->row_ok = NULL;
+    LLVMValueRef tp = table_row_ptr(f, ptr, W);
+    *g = saved;
+    if (!tp || !hv)
+        return NULL;
+    LLVMValueRef tv = cg_cr_gather(f, vt, tp, 4, LLVMConstAllOnes(v1), LLVMGetUndef(vt), suffix);
+    LLVMBasicBlockRef tend = LLVMGetInsertBlock(f->b);
+    LLVMBuildBr(f->b, jb);
+    LLVMPositionBuilderAtEnd(f->b, jb);
+    LLVMValueRef ph = LLVMBuildPhi(f->b, vt, "row.hv");
+    LLVMValueRef in[2] = {hv, tv};
+    LLVMBasicBlockRef from[2] = {hb, tend};
+    LLVMAddIncoming(ph, in, from, 2);
+    return ph;
 }

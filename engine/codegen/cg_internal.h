@@ -290,6 +290,9 @@ int cg_block_head(const ir_stmt *loop, int32_t mask[IR_MAX_DIM]);
 LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast);
 /* i1: slots s and t are bound to different fields (or runtimes) in this call. */
 LLVMValueRef cg_slots_differ(cg_fn *f, int s, int t);
+/* ch[slot] = 1 for every slot whose field the task changes anywhere (stores, atomics,
+ * activation, deactivation). */
+void cg_changed_slots(const ir_task *t, uint8_t ch[64]);
 void cg_fast_mark_alias(cg_fn *f, LLVMValueRef mem_inst, const ir_stmt *ptr);
 /* For a read through sn_field_ptr ptr in a fast copy: an i1 that is true exactly when the
  * pointer's element is inactive (NULL pointer), or NULL when the fast copy does not know. */
@@ -373,7 +376,10 @@ void cg_lanes_block_start(cg_fn *f, const ir_block *blk);
  * values from them. */
 int cg_cread_row_ok(const cg_fn *f, const ir_stmt *s);
 LLVMValueRef cg_cread_row_ptr(cg_fn *f, const ir_stmt *s, unsigned W);
-LLVMValueRef cg_cread_row_load(cg_fn *f, LLVMValueRef ptrs, unsigned W);
+/* In a list entry of rows in vectors, before the rows: copies the blocks around the entry of
+ * each slot whose sampled reads may come from a halo. */
+int cg_cread_halo_fill(cg_fn *f);
+LLVMValueRef cg_cread_row_load(cg_fn *f, const ir_stmt *ptr, LLVMValueRef ptrs, unsigned W);
 
 /* ---- rows in vectors (row_vector.c) ----
  * cg_rowvec_width (the CPU fast copy of a struct_for, f->fast set): W, the leaf's cells along

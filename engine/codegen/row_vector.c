@@ -925,7 +925,7 @@ static int emit_stmt(rowvec *r, const ir_stmt *s, LLVMValueRef mask)
         if (cg_fast_access(f->fast, s->arg[0]))
             return put(r, s, vload(r, s));
         if (cg_cread_row_ok(f, s->arg[0]))
-            return put(r, s, cg_cread_row_load(f, vval(r, s->arg[0]), (unsigned)r->W));
+            return put(r, s, cg_cread_row_load(f, s->arg[0], vval(r, s->arg[0]), (unsigned)r->W));
         return lanes_stmt(r, s, mask);
     case IR_GLOBAL_STORE:
         if (cg_fast_access(f->fast, s->arg[0]))

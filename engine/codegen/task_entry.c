@@ -464,6 +464,8 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     /* rows in vectors (row_vector.c): the innermost loop's cells at once; not where only a
      * block's first cell along that axis acts */
     int W = (head >> (dim - 1) & 1) ? 0 : cg_rowvec_width(f, loop);
+    if (W && cg_cread_halo_fill(f) != 0)
+        return -1;
     LLVMValueRef cell = LLVMConstInt(f->t_i32, 0, 0);
     for (int a = 0; a < dim; a++) {
         if (W && a == dim - 1) {
