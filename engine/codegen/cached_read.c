@@ -1526,9 +1526,5 @@ LLVMValueRef cg_cread_row_load(cg_fn *f, const ir_stmt *ptr, LLVMValueRef ptrs, 
     LLVMBasicBlockRef tend = LLVMGetInsertBlock(f->b);
     LLVMBuildBr(f->b, jb);
     LLVMPositionBuilderAtEnd(f->b, jb);
-    LLVMValueRef ph = LLVMBuildPhi(f->b, vt, "row.hv");
-    LLVMValueRef in[2] = {hv, tv};
-    LLVMBasicBlockRef from[2] = {hb, tend};
-    LLVMAddIncoming(ph, in, from, 2);
-    return ph;
+    return cg_phi2(f, vt, hv, hb, tv, tend, "row.hv");
 }

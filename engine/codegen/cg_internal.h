@@ -127,6 +127,9 @@ int cg_emit_stmt(cg_fn *f, const ir_stmt *s);
  * break or continue still have a block to go in. */
 void cg_new_block_after_jump(cg_fn *f, const char *name);
 /* An alloca in the entry block. */
+/* At the builder's position (a join): a phi of a from from_a and b from from_b. */
+LLVMValueRef cg_phi2(cg_fn *f, LLVMTypeRef ty, LLVMValueRef a, LLVMBasicBlockRef from_a,
+                     LLVMValueRef b, LLVMBasicBlockRef from_b, const char *name);
 LLVMValueRef cg_entry_alloca(cg_fn *f, LLVMTypeRef ty, const char *name);
 int cg_push_loop(cg_fn *f, const ir_stmt *s, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont);
 /* Marks the loop whose back edge is br with a llvm.loop hint ("llvm.loop.unroll.full": short

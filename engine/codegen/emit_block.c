@@ -60,6 +60,16 @@ void cg_new_block_after_jump(cg_fn *f, const char *name)
     LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->ctx, f->fn, name));
 }
 
+LLVMValueRef cg_phi2(cg_fn *f, LLVMTypeRef ty, LLVMValueRef a, LLVMBasicBlockRef from_a,
+                     LLVMValueRef b, LLVMBasicBlockRef from_b, const char *name)
+{
+    LLVMValueRef phi = LLVMBuildPhi(f->b, ty, name);
+    LLVMValueRef in[2] = {a, b};
+    LLVMBasicBlockRef from[2] = {from_a, from_b};
+    LLVMAddIncoming(phi, in, from, 2);
+    return phi;
+}
+
 LLVMValueRef cg_entry_alloca(cg_fn *f, LLVMTypeRef ty, const char *name)
 {
     return LLVMBuildAlloca(f->eb, ty, name);

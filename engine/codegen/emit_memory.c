@@ -100,11 +100,7 @@ LLVMValueRef cg_emit_global_load(cg_fn *f, const ir_stmt *s)
     cg_fast_mark_alias(f, v, ptr);
     LLVMBuildBr(f->b, done);
     LLVMPositionBuilderAtEnd(f->b, done);
-    LLVMValueRef phi = LLVMBuildPhi(f->b, mt, "gld");
-    LLVMValueRef ins[2] = {bg, v};
-    LLVMBasicBlockRef from[2] = {pre, ld};
-    LLVMAddIncoming(phi, ins, from, 2);
-    return phi;
+    return cg_phi2(f, mt, bg, pre, v, ld, "gld");
 }
 
 /* Runs the rest of the statement only when p is not NULL; returns the block to join. */
