@@ -75,8 +75,8 @@ typedef struct cread_group {
     LLVMValueRef row_idx[IR_MAX_DIM][CREAD_TAB_SPAN], row_cell[IR_MAX_DIM][CREAD_TAB_SPAN];
     const ir_block *row_blk;
     unsigned row_w;
-    /* With a halo (the slot's cread_halo): whether every lane's members lie in it, and the
-     * base voxel's element index there, as row_w-lane vectors made with row_ok. */
+    /* With a halo (cread_halo.c): whether every lane's members lie in it, and the base
+     * voxel's byte offset there, as row_w-lane vectors made with row_u. */
     LLVMValueRef row_hall, row_hbase;
 } cread_group;
 
