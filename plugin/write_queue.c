@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One file to write, or a barrier. Files go from the queue to the writer and then to the done
  * list, which the context's thread empties (it logs them there, as only it may). */
@@ -52,6 +53,9 @@ struct pl_write_queue {
     int missing;
     char missing_msg[4800];
 };
+
+/* How often a push waiting for a slot asks the host whether it cancelled. */
+#define WQ_CANCEL_POLL_MS 20
 
 static void item_free(wq_item *it)
 {
@@ -174,7 +178,11 @@ pl_write_queue *pl_wq_create(void)
     if (!q)
         return NULL;
     pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* timed waits unmoved by clock changes */
+    pthread_cond_init(&q->cv, &ca);
+    pthread_condattr_destroy(&ca);
     return q;
 }
 
@@ -268,8 +276,30 @@ plume_status pl_wq_push(pl_write_queue *q, pl_context *ctx, const char *what, co
         pthread_mutex_unlock(&q->mu);
         return PLUME_OK;
     }
-    while (q->pending >= PL_WQ_MAX_PENDING)
-        pthread_cond_wait(&q->cv, &q->mu);
+    /* A slow disk holds the cook here, so the host's cancel is looked at while waiting (the
+     * host may call is_cancelled only on this thread, which is the cook's). */
+    while (q->pending >= PL_WQ_MAX_PENDING) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += WQ_CANCEL_POLL_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&q->cv, &q->mu, &until);
+        if (q->pending < PL_WQ_MAX_PENDING)
+            break;
+        int busy = q->pending;
+        pthread_mutex_unlock(&q->mu);
+        if (pl_cancelled(ctx)) {
+            item_free(it);
+            return pl_fail(ctx, PLUME_ERR_CANCELLED,
+                           "%s: cancelled by the host while %d earlier files were still being "
+                           "written; %s was not written",
+                           what, busy, path);
+        }
+        pthread_mutex_lock(&q->mu);
+    }
     q->pending++;
     it->seq = ++q->last_seq;
     enqueue(q, it);

@@ -41,8 +41,9 @@ void pl_wq_destroy(pl_write_queue *q, pl_context *ctx);
 
 /* Queues the file `path` of grids[0..count) with the write options `wo` (its file_meta
  * copied). `what` names the write in messages ("node 'export', frame 7"). Takes the grids (and
- * frees them, also on failure). Waits while PL_WQ_MAX_PENDING writes are pending. When no
- * writer thread can be started, writes here and now. */
+ * frees them, also on failure). Waits while PL_WQ_MAX_PENDING writes are pending; when the host
+ * cancels meanwhile, returns PLUME_ERR_CANCELLED without queueing the file (the files queued
+ * before it are still written). When no writer thread can be started, writes here and now. */
 plume_status pl_wq_push(pl_write_queue *q, pl_context *ctx, const char *what, const char *path,
                         plm_vdb_grid **grids, int count, const plm_vdb_write_options *wo);
 

@@ -3,7 +3,9 @@
  * context_destroy leave every queued file in place; a failed write is reported once, by the
  * next finish (or cook, or sync), naming the node, frame and file; a write queued after a
  * failed one is dropped and counted; a checkpoint taken after a failed file is refused and the
- * previous one stays; the "wrote" log lines reach the host on its own thread. */
+ * previous one stays; the "wrote" log lines reach the host on its own thread; a host that
+ * cancels while the queue is full (a slow disk) gets its cook back without waiting for the
+ * disk, and the files queued before are still written. */
 #define _GNU_SOURCE
 #include "check.h"
 #include "load.h"
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const plume_plugin *api;
@@ -37,9 +40,55 @@ static void on_log(void *user, plume_log_level level, const char *message)
         snprintf(last_error_log, sizeof last_error_log, "%s", message);
 }
 
+/* A slow disk: while the gate is closed, renames onto files under a "slow" folder (the last
+ * step of every atomic write) wait. The plugin's rename resolves to this one (the test is
+ * linked with -rdynamic); all others pass through. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_closed, renames_held;
+
+__attribute__((visibility("default"))) int rename(const char *from, const char *to)
+{
+    static int (*real)(const char *, const char *);
+    if (!real)
+        real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+    pthread_mutex_lock(&gate_mu);
+    if (strstr(to, "/slow/")) {
+        renames_held++;
+        pthread_cond_broadcast(&gate_cv);
+        while (gate_closed)
+            pthread_cond_wait(&gate_cv, &gate_mu);
+    }
+    pthread_mutex_unlock(&gate_mu);
+    return real ? real(from, to) : -1;
+}
+
+static void gate_set(int closed)
+{
+    pthread_mutex_lock(&gate_mu);
+    gate_closed = closed;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The host cancels once cancel_at has passed (0: never). */
+static double cancel_at;
+static int32_t is_cancelled(void *user)
+{
+    (void)user;
+    return cancel_at > 0 && now_s() >= cancel_at;
+}
+
 static plume_context *context(int deferred)
 {
-    plume_host h = {sizeof h, NULL, on_log, NULL, NULL};
+    plume_host h = {sizeof h, NULL, on_log, NULL, is_cancelled};
     plume_context *ctx = NULL;
     CHECK_STATUS(api->context_create(NULL, &h, &ctx), PLUME_OK);
     plume_field_desc d = {sizeof d, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
@@ -217,6 +266,64 @@ static void failures(void)
     api->context_destroy(ctx);
 }
 
+/* Opens the gate after a while, so that a plugin that does not look at the cancel still
+ * finishes (and the test fails on the time it took instead of hanging). */
+static void *gate_watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 4;
+    pthread_mutex_lock(&gate_mu);
+    int rc = 0;
+    while (gate_closed && rc == 0)
+        rc = pthread_cond_timedwait(&gate_cv, &gate_mu, &until);
+    gate_closed = 0;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+    return NULL;
+}
+
+/* The queue holds two files at most; a third push waits for the disk, and a cancel then
+ * returns the cook at once, leaving the two queued files to be written. */
+static void cancel_while_full(void)
+{
+    char pat[512], p[512];
+    path_of(p, sizeof p, "slow");
+    CHECK(mkdir(p, 0755) == 0);
+    path_of(pat, sizeof pat, "slow/s_####.vdb");
+    plume_context *ctx = context(1);
+    plume_node *n = exporter(ctx, "export", pat);
+    gate_set(1);
+    CHECK_STATUS(cook(ctx, &n, 1, 1), PLUME_OK);
+    CHECK_STATUS(cook(ctx, &n, 1, 2), PLUME_OK);
+    pthread_t wd;
+    int have_wd = pthread_create(&wd, NULL, gate_watchdog, NULL) == 0;
+    CHECK(have_wd);
+    double t0 = now_s();
+    cancel_at = t0 + 0.3; /* after the cook reached the full queue */
+    CHECK_STATUS(cook(ctx, &n, 1, 3), PLUME_ERR_CANCELLED);
+    double waited = now_s() - t0;
+    cancel_at = 0;
+    if (waited > 2.0)
+        fprintf(stderr, "cancel while the queue was full: the cook took %.2f s\n", waited);
+    CHECK(waited < 2.0); /* 0.3 s and a poll; the watchdog opens the disk only at 4 s */
+    pthread_mutex_lock(&gate_mu);
+    int held = renames_held;
+    int still_closed = gate_closed;
+    pthread_mutex_unlock(&gate_mu);
+    CHECK(held >= 1 && still_closed); /* frame 1's file was still being written */
+    gate_set(0);
+    CHECK_STATUS(dw->finish(ctx), PLUME_OK);
+    for (int f = 1; f <= 3; f++) {
+        snprintf(p, sizeof p, "%s/slow/s_%04d.vdb", dir, f);
+        CHECK(exists(p) == (f < 3));
+    }
+    api->context_destroy(ctx);
+    if (have_wd)
+        pthread_join(wd, NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -248,6 +355,7 @@ int main(int argc, char **argv)
 
     same_bytes();
     failures();
+    cancel_while_full();
     CHECK(logs_off_thread == 0);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
