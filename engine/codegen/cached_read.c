@@ -38,7 +38,6 @@
 #include "engine/codegen/cread_internal.h"
 #include "sparse/runtime/runtime.h"
 
-
 /* ---- recognition ---- */
 
 static int is_int_const(const ir_stmt *s)
@@ -413,7 +412,6 @@ int cg_cread_serves(const cg_fn *f, const ir_stmt *s)
 }
 
 /* ---- per slot: the check, and the out-of-line walk ---- */
-
 
 static LLVMValueRef snode_u32(cg_fn *f, int slot, int32_t sid, uint64_t member)
 {
