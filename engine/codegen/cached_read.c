@@ -631,8 +631,8 @@ void cg_cread_block_start(cg_fn *f, const ir_block *blk)
             cr->group[k].last = NULL;
         if (cr->group[k].tab_ok && nested_in(cr->group[k].tab_blk, blk))
             cr->group[k].tab_ok = NULL;
-        if (cr->group[k].row_ok && nested_in(cr->group[k].row_blk, blk))
-            cr->group[k].row_ok = NULL;
+        if ((cr->group[k].row_ok || cr->group[k].row_hall) && nested_in(cr->group[k].row_blk, blk))
+            cr->group[k].row_ok = cr->group[k].row_hall = NULL;
     }
     /* a loop's next iteration runs after whatever its body activates */
     if (blk->owner && ir_op_is_loop(blk->owner->op))
