@@ -14,8 +14,9 @@
  * Which reads. Direct row reads (cg_cread_row_ok) of a group whose members lie within one
  * voxel of its base on each axis (a sample's corners), of a slot that has an entry table,
  * whose leaf is 8^3 cells ordered x-major with an element stride known while compiling, and
- * that the task never changes. A row whose lanes do not all lie in the halo takes the table's
- * way (cached_read.c), so any displacement still reads the right block.
+ * that the task never changes. A row whose lanes do not all lie in the halo takes the walk of
+ * the table's way (cached_read.c) lane by lane, so any displacement still reads the right
+ * block.
  *
  * Why the copy cannot be stale. Nothing the task does changes a slot with a halo (checked
  * statically), and a per-entry test (halo_ok) makes sure no slot bound to the same field is

@@ -116,6 +116,7 @@ struct cg_cread {
     cg_smap halo_reads; /* row reads whose value is an offset in a halo -> halo_read index + 1 */
     struct cread_halo_read { LLVMValueRef cond, buf; } *halo_read;
     int nhalo_read, halo_read_cap;
+    int walk_all; /* the table's way for a row that left its halo: every lane walks */
 };
 
 typedef struct cg_cr_leaf_geom {
