@@ -82,8 +82,8 @@ LLVMValueRef cg_fast_distinct_fields(cg_fn *f, cg_fast *fast)
     /* A slot the task changes without a fast access (a write at I + 2 e, an activation) may
      * be bound to the field a fast access reads: that read's blocks, looked up as the entry
      * starts, and the activity the fast copy answers from them, would miss its changes. */
-    uint8_t changes[64] = {0};
-    ir_walk(f->task->body, note_change, changes);
+    uint8_t changes[64];
+    cg_changed_slots(f->task, changes);
     LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
     int n = f->task->nfields < 64 ? (int)f->task->nfields : 64;
     for (int s = 0; s < n; s++)
