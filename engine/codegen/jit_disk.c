@@ -134,7 +134,9 @@ int jit_disk_open(jit_disk *d, const char *dir, const char *cpu, const char *fea
     pthread_mutex_lock(&lock);
     if (!pruned && d->dir) {
         pruned = 1;
-        jit_disk_prune(d->dir, jit_disk_max_bytes());
+        uint64_t max = jit_disk_max_bytes();
+        if (max && jit_disk_prune_due(d->dir))
+            jit_disk_prune(d->dir, max);
     }
     pthread_mutex_unlock(&lock);
     return d->dir != NULL;
@@ -342,6 +344,24 @@ uint64_t jit_disk_prune(const char *dir, uint64_t max_bytes)
     }
     free(files);
     return removed;
+}
+
+int jit_disk_prune_due(const char *dir)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, JIT_DISK_STAMP);
+    struct stat st;
+    time_t now = time(NULL);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime <= now &&
+        now - st.st_mtime < 3600)
+        return 0;
+    /* marked before the scan, so that jobs starting together mostly leave it to one */
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+    return 1;
 }
 
 uint64_t jit_disk_max_bytes(void)

@@ -21,6 +21,10 @@
  * JIT_DISK_DEFAULT_MAX_MB; 0: no limit) when it holds more, least recently used first (a load
  * sets its file's modification time), and removes temporary files older than an hour (a store
  * that was killed). A file removed while another process reads it is only compiled again.
+ * Pruning stats every file of the folder (tens of thousands on a developer's machine, 50 ms
+ * there and far longer on a network home), so it runs at most once an hour per folder, not
+ * once per process: a farm starting a job per frame range would otherwise pay it every time.
+ * The folder can exceed its limit by what is compiled in between.
  *
  * Threads: jit_disk_open / jit_disk_close on one thread while no other uses d; load and store
  * from any thread at once (d is read-only in between). */
@@ -56,6 +60,11 @@ uint64_t jit_disk_name(const jit_disk *d, uint64_t key, char *const *syms, int n
  * an hour. Only this cache's file names are touched. Returns the bytes removed. Any thread;
  * other processes may use the folder meanwhile. */
 uint64_t jit_disk_prune(const char *dir, uint64_t max_bytes);
+/* 1 when the folder has not been pruned for an hour or more (by any process; the time of the
+ * last prune is the modification time of JIT_DISK_STAMP in it), and marks it pruned now; 0
+ * otherwise. 1 too when the mark cannot be read or written, or lies in the future. */
+int jit_disk_prune_due(const char *dir);
+#define JIT_DISK_STAMP ".last_prune"
 /* PLUME_KERNEL_CACHE_MAX_MB in bytes, else the default; a value that is not a size in MiB
  * gives the default and a line on stderr saying so. */
 uint64_t jit_disk_max_bytes(void);

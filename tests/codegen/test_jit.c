@@ -503,6 +503,23 @@ static void test_disk_prune(void)
     }
     CHECK(exists(dir, "notes.txt"));
     CHECK_EQ(jit_disk_prune(dir, 0), 0); /* no limit */
+    CHECK(exists(dir, "notes.txt")); /* the stamp below is not an object either */
+
+    /* At most once an hour per folder: due with no stamp, and that call stamps it; not due
+     * again until the stamp is an hour old; a stamp from the future (a clock set back) does
+     * not stop pruning for good. */
+    CHECK_EQ(jit_disk_prune_due(dir), 1);
+    CHECK(exists(dir, JIT_DISK_STAMP));
+    CHECK_EQ(jit_disk_prune_due(dir), 0);
+    aged_file(dir, JIT_DISK_STAMP, 0, 3500);
+    CHECK_EQ(jit_disk_prune_due(dir), 0);
+    aged_file(dir, JIT_DISK_STAMP, 0, 3700);
+    CHECK_EQ(jit_disk_prune_due(dir), 1);
+    CHECK_EQ(jit_disk_prune_due(dir), 0);
+    aged_file(dir, JIT_DISK_STAMP, 0, -7200);
+    CHECK_EQ(jit_disk_prune_due(dir), 1);
+    CHECK_EQ(jit_disk_prune(dir, 2u << 20), (uint64_t)2 << 20); /* objects 5, 6 go */
+    CHECK(exists(dir, JIT_DISK_STAMP)); /* a prune leaves the stamp */
 
     setenv("PLUME_KERNEL_CACHE_MAX_MB", "0", 1);
     CHECK_EQ(jit_disk_max_bytes(), 0);
