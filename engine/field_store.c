@@ -224,8 +224,12 @@ int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, in
         const plm_layout *lay = plm_tree_layout(tree);
         f->leaf = lay->cfg.fields[f->fid].snode;
         f->leaf_kind = lay->cfg.snodes[f->leaf].kind;
+        /* Host block access (and a VDB leaf per block) needs blocks of 8^3 at multiples of 8;
+         * other layouts take the voxel-by-voxel paths below ("Other layouts"). */
+        const int32_t *off = lay->cfg.snodes[f->leaf].coord_offset;
         f->blocks_ok = plm_tree_block_shape(tree, f->fid, &f->shape) == 0 && f->shape.dims[0] == 8 &&
-                       f->shape.dims[1] == 8 && f->shape.dims[2] == 8;
+                       f->shape.dims[1] == 8 && f->shape.dims[2] == 8 && off[0] % 8 == 0 &&
+                       off[1] % 8 == 0 && off[2] % 8 == 0;
         f->stride = f->blocks_ok ? f->shape.stride : f->comps;
         plm_tree_set_background(tree, f->fid, desc->background);
 #if PLUME_HAVE_KERNELS
@@ -354,11 +358,83 @@ static int count_block(void *user, const int32_t origin[3], float *data)
     return 0;
 }
 
+/* ---- Other layouts ----
+ * A field whose leaf blocks are not 8^3 voxels at multiples of 8 (a scene's own layout: other
+ * leaf sizes, an offset that is not a multiple of 8, fewer dimensions) is seen by the host as
+ * the 8^3 blocks at multiples of 8 that hold its active cells, the blocks a VDB file stores.
+ * Everything goes cell by cell through eng_field_foreach_cell: slower than the block paths,
+ * but exports, checkpoints, statistics and clears see every cell of any layout. */
+
+typedef struct cells_ctx {
+    int op; /* -1: counts and origins only, else ENG_REDUCE_* */
+    int comps;
+    uint64_t voxels;
+    double acc;
+    int32_t *o; /* the 8^3 block of each cell, deduplicated afterwards */
+    size_t n, cap;
+    int want_origins, failed;
+} cells_ctx;
+
+static int32_t floor8(int32_t v) { return (int32_t)((uint32_t)v & ~7u); }
+
+static int cell_visit(void *user, const int32_t ijk[3], const float *v)
+{
+    cells_ctx *c = user;
+    c->voxels++;
+    if (c->op == ENG_REDUCE_SUM) {
+        c->acc += v[0];
+    } else if (c->op == ENG_REDUCE_MAX_ABS) {
+        double m2 = 0;
+        for (int k = 0; k < c->comps; k++)
+            m2 += (double)v[k] * v[k];
+        if (sqrt(m2) > c->acc)
+            c->acc = sqrt(m2);
+    }
+    if (!c->want_origins)
+        return 0;
+    int32_t b[3] = {floor8(ijk[0]), floor8(ijk[1]), floor8(ijk[2])};
+    if (c->n && !memcmp(c->o + 3 * (c->n - 1), b, sizeof b))
+        return 0; /* cells come block by block: most repeats are the last block again */
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        int32_t *g = realloc(c->o, cap * 3 * sizeof *g);
+        if (!g)
+            return c->failed = 1;
+        c->o = g;
+        c->cap = cap;
+    }
+    memcpy(c->o + 3 * c->n++, b, sizeof b);
+    return 0;
+}
+
+static int cmp_origin(const void *pa, const void *pb);
+
+/* The walk; with want_origins, c->o ends sorted (z, y, x) without repeats. 0 or -1. */
+static int cells_walk(eng_field *f, cells_ctx *c)
+{
+    c->comps = f->comps;
+    if (eng_field_foreach_cell(f->ctx, f, cell_visit, c) != ENG_OK || c->failed)
+        return -1;
+    if (c->want_origins && c->n > 1) {
+        qsort(c->o, c->n, 3 * sizeof *c->o, cmp_origin);
+        size_t k = 1;
+        for (size_t i = 1; i < c->n; i++)
+            if (memcmp(c->o + 3 * i, c->o + 3 * (k - 1), 3 * sizeof *c->o))
+                memcpy(c->o + 3 * k++, c->o + 3 * i, 3 * sizeof *c->o);
+        c->n = k;
+    }
+    return 0;
+}
+
 uint64_t eng_field_block_count(eng_field *f)
 {
     eng_host_read(f->ctx);
-    if (!f->blocks_ok)
-        return 0;
+    if (!f->blocks_ok) {
+        cells_ctx c = {.op = -1, .want_origins = 1};
+        uint64_t n = cells_walk(f, &c) == 0 ? c.n : 0;
+        free(c.o);
+        return n;
+    }
     count_ctx c = {f, 0, 0};
     plm_tree_foreach_block(f->tree, f->fid, count_block, &c);
     return c.blocks;
@@ -367,8 +443,10 @@ uint64_t eng_field_block_count(eng_field *f)
 uint64_t eng_field_active_voxels(eng_field *f)
 {
     eng_host_read(f->ctx);
-    if (!f->blocks_ok)
-        return 0;
+    if (!f->blocks_ok) {
+        cells_ctx c = {.op = -1};
+        return cells_walk(f, &c) == 0 ? c.voxels : 0;
+    }
     count_ctx c = {f, 0, 0};
     plm_tree_foreach_block(f->tree, f->fid, count_block, &c);
     return c.voxels;
@@ -404,7 +482,8 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
     if (rc)
         return rc;
     if (!f->blocks_ok)
-        return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout has no 8x8x8 leaf blocks", f->name);
+        return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout's leaf blocks are not 8x8x8 voxels at multiples of 8",
+                           f->name);
     if (!aligned_origin(origin))
         return eng_fail(ctx, ENG_EINVAL, "block origin (%d,%d,%d) is not a multiple of 8", origin[0],
                         origin[1], origin[2]);
@@ -431,6 +510,24 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
 int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, uint64_t *mask)
 {
     eng_host_read(f->ctx);
+    if (!f->blocks_ok && aligned_origin(origin)) {
+        /* other layouts: the cells of this 8^3 block one by one */
+        int any = 0;
+        uint64_t m[8] = {0};
+        for (int n = 0; n < 512; n++) {
+            float v[3];
+            int on = plm_tree_read(f->tree, f->fid, origin[0] + (n >> 6), origin[1] + ((n >> 3) & 7),
+                                   origin[2] + (n & 7), v) == 1;
+            for (int c = 0; c < f->comps; c++)
+                values[n * f->comps + c] = on ? v[c] : f->desc.background[c];
+            if (on)
+                m[n >> 6] |= 1ull << (n & 63);
+            any |= on;
+        }
+        if (mask)
+            memcpy(mask, m, sizeof m);
+        return any;
+    }
     float *data = f->blocks_ok && aligned_origin(origin)
                       ? plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL)
                       : NULL;
@@ -509,8 +606,17 @@ static int collect_block(void *user, const int32_t origin[3], float *data)
 uint64_t eng_field_block_origins(eng_field *f, int32_t *origins, uint64_t cap)
 {
     eng_host_read(f->ctx);
-    if (!f->blocks_ok)
-        return 0;
+    if (!f->blocks_ok) {
+        cells_ctx a = {.op = -1, .want_origins = 1};
+        uint64_t k = 0;
+        if (cells_walk(f, &a) == 0) {
+            k = a.n < cap ? a.n : cap;
+            if (k)
+                memcpy(origins, a.o, (size_t)k * 3 * sizeof *a.o);
+        }
+        free(a.o);
+        return k;
+    }
     collect_ctx c = {NULL, 0, 0};
     plm_tree_foreach_block(f->tree, f->fid, collect_block, &c);
     if (c.n > 1)
@@ -552,6 +658,10 @@ void eng_field_clear(eng_context *ctx, eng_field *f)
 {
     if (f->group_n > 1) {
         eng_field_fill_background(ctx, f);
+        return;
+    }
+    if (!f->blocks_ok) {
+        eng_field_clear_cells(ctx, f);
         return;
     }
     eng_host_write(ctx, f);
@@ -597,9 +707,13 @@ static int reduce_block(void *user, const int32_t origin[3], float *data)
 double eng_field_reduce(eng_field *f, int op)
 {
     eng_host_read(f->ctx);
+    if (!f->blocks_ok) {
+        cells_ctx c = {.op = op};
+        cells_walk(f, &c);
+        return c.acc;
+    }
     reduce_ctx r = {f, op, 0};
-    if (f->blocks_ok)
-        plm_tree_foreach_block(f->tree, f->fid, reduce_block, &r);
+    plm_tree_foreach_block(f->tree, f->fid, reduce_block, &r);
     return r.acc;
 }
 

@@ -88,5 +88,27 @@ sed 's/q\[I\] \* k + dt/q[I] * kk + dt/' "$scenes/kernel_nodes.json" >"$tmp/bad.
 grep -q "nodes\[1\].params.code: scale:1:74: error: unknown name 'kk'" "$tmp/err" || fail "bad kernel code message: $(cat "$tmp/err")"
 [ -z "$(ls "$tmp/bad" 2>/dev/null)" ] || fail "a failed cook left files: $(ls "$tmp/bad")"
 
+# Fields of other layouts reach the .vdb file whole: 4^3 leaves, and 8^3 leaves whose blocks
+# start 4 voxels off the multiples of 8, each filled on 0..15 per axis, export the same 4,096
+# voxels as the default layout (they once wrote an empty grid and exited 0).
+for lay in "" "offset(-128).pointer(ijk,64).dense(ijk,4)" "offset(-2044).pointer(ijk,32).pointer(ijk,16).dense(ijk,8)"; do
+  cat >"$tmp/lay.json" <<EOF
+{"plume_scene": 1, "name": "lay", "frames": {"start": 1, "end": 1, "fps": 24},
+ "fields": [{"name": "density", "type": "f32", "layout": "$lay", "voxel_size": 0.1, "background": 0}],
+ "nodes": [{"name": "fill", "type": "org.plume.kernel",
+            "params": {"code": "kernel fill(field<f32> density) { for (P in ivec3(0) .. ivec3(16)) { density[P] = 1.0 + f32(P.x); } }"}},
+           {"name": "export", "type": "org.plume.vdb.export", "params": {"file": "lay_####.vdb"}, "bind": {"density": "density"}}],
+ "init": ["fill"], "substep": [], "frame": ["export"]}
+EOF
+  rm -rf "$tmp/lay"
+  "$plume" cook "$tmp/lay.json" --out "$tmp/lay" --no-checkpoint --quiet 2>"$tmp/err" || fail "layout '$lay': $(cat "$tmp/err")"
+  "$plume" vdb info --json "$tmp/lay/lay_0001.vdb" >"$tmp/lay.info" 2>"$tmp/err" || fail "layout '$lay': vdb info: $(cat "$tmp/err")"
+  python3 - "$tmp/lay.info" <<'PY' || fail "layout '$lay': the exported grid"
+import json, sys
+g = json.load(open(sys.argv[1]))["grids"][0]
+assert g["active_voxels"] == 4096, g
+PY
+done
+
 if [ "$fails" -ne 0 ]; then echo "$fails kernel-scene check(s) failed"; exit 1; fi
 echo "kernel scene checks passed"
