@@ -136,8 +136,8 @@ int eng_field_is_transient(const eng_field *f);
  * vec3 interleaved (components of voxel n at 3n..3n+2); masks are 8 uint64 words. Origins are
  * multiples of 8. A field of another layout (leaf blocks of another size, or not starting at
  * multiples of 8) is read as the 8^3 blocks at multiples of 8 that hold its active cells,
- * cell by cell (slower); counts, reductions and eng_field_clear see all of it; writing blocks
- * and eng_field_block_data refuse it (ENG_EINVAL, NULL). */
+ * cell by cell (slower), and written the same way; counts, reductions and eng_field_clear see
+ * all of it; eng_field_block_data, which hands out the block's memory, returns NULL for it. */
 uint64_t eng_field_block_count(eng_field *f);
 uint64_t eng_field_active_voxels(eng_field *f);
 /* Writes up to `cap` origins (3 int32 each) in a deterministic order (sorted by z, y, x). */

@@ -475,18 +475,41 @@ float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin
     return data;
 }
 
+/* Other layouts ("Other layouts" above): the 8^3 block's cells one by one. The cells of the
+ * mask are written (activated as their layout needs); the others, where active, are
+ * deactivated when the leaf has per-voxel activity and set to the background when not. */
+static int write_cells(eng_context *ctx, eng_field *f, const int32_t origin[3],
+                       const float *values, const uint64_t *mask)
+{
+    const float *bg = f->desc.background;
+    for (int n = 0; n < 512; n++) {
+        int32_t x = origin[0] + (n >> 6), y = origin[1] + ((n >> 3) & 7), z = origin[2] + (n & 7);
+        float v[3];
+        if (!mask || (mask[n >> 6] >> (n & 63) & 1)) {
+            plm_tree_write(f->tree, f->fid, x, y, z, values + n * f->comps);
+        } else if (plm_tree_read(f->tree, f->fid, x, y, z, v) == 1) {
+            plm_tree_write(f->tree, f->fid, x, y, z, bg);
+            if (f->leaf_kind == PLM_RT_BITMASKED)
+                plm_tree_deactivate(f->tree, f->leaf, x, y, z);
+        }
+    }
+    char msg[512];
+    if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0)
+        return eng_fail(ctx, ENG_ENOMEM, "field '%s': %s", f->name, msg);
+    return ENG_OK;
+}
+
 int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3],
                           const float *values, const uint64_t *mask)
 {
     int rc = eng_host_write(ctx, f);
     if (rc)
         return rc;
-    if (!f->blocks_ok)
-        return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout's leaf blocks are not 8x8x8 voxels at multiples of 8",
-                           f->name);
     if (!aligned_origin(origin))
         return eng_fail(ctx, ENG_EINVAL, "block origin (%d,%d,%d) is not a multiple of 8", origin[0],
                         origin[1], origin[2]);
+    if (!f->blocks_ok)
+        return write_cells(ctx, f, origin, values, mask);
     float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 1, NULL);
     char msg[512];
     if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0 || !data)

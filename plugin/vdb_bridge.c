@@ -100,6 +100,7 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
     if (!vals)
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
     int aligned = !(shift[0] & 7) && !(shift[1] & 7) && !(shift[2] & 7);
+    int direct = eng_field_has_blocks(f); /* its blocks' memory can be written in place */
     /* A level set's value matters everywhere, not only where the file marks voxels active: the
      * inside of its surface is stored as inactive voxels and tiles of value -background, and a
      * collider or emitter needs "inside" there too. So every voxel of its leaves is taken, and
@@ -132,20 +133,33 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
             int32_t v[3] = {o[0] + (n >> 6), o[1] + ((n >> 3) & 7), o[2] + (n & 7)};
             int32_t bo[3] = {(int32_t)(floor_div(v[0], 8) * 8), (int32_t)(floor_div(v[1], 8) * 8),
                              (int32_t)(floor_div(v[2], 8) * 8)};
-            float *dst = eng_field_block_data(eng, f, bo, 1);
-            if (!dst) {
-                st = eng_fail_on(ctx, eng, ENG_ENOMEM);
-                break;
-            }
             int m = (v[0] - bo[0]) * 64 + (v[1] - bo[1]) * 8 + (v[2] - bo[2]);
+            /* a field of another layout: its cell read, merged below, and written back */
+            float cell[3];
+            float *dst = cell;
+            if (direct) {
+                float *data = eng_field_block_data(eng, f, bo, 1);
+                if (!data) {
+                    st = eng_fail_on(ctx, eng, ENG_ENOMEM);
+                    break;
+                }
+                dst = data + m * comps;
+            } else {
+                for (int c = 0; c < comps; c++)
+                    cell[c] = eng_field_read(f, v, c);
+            }
             for (int c = 0; c < comps; c++) {
-                float src = vals[n * comps + c], *p = &dst[m * comps + c];
+                float src = vals[n * comps + c], *p = &dst[c];
                 if (merge == VDB_MERGE_ADD)
                     *p += src;
                 else if (merge == VDB_MERGE_MAX)
                     *p = src > *p ? src : *p;
                 else
                     *p = src;
+            }
+            if (!direct && (rc = eng_field_write(eng, f, v, cell)) != ENG_OK) {
+                st = eng_fail_on(ctx, eng, rc);
+                break;
             }
         }
     }

@@ -55,6 +55,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         vlo[k] = a;
         vhi[k] = b + 1;
     }
+    int direct = eng_field_has_blocks(f);
     plume_status fits = sphere_fits_budget(n, c, r, h, d->origin, vlo, vhi, clipped, 4.0);
     if (fits != PLUME_OK) /* 4 bytes per voxel it sets, at least */
         return fits;
@@ -71,9 +72,15 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                 }
                 if (dist2 >= reach * reach)
                     continue;
-                float *data = eng_field_block_data(env->ctx->eng, f, o, 1);
+                /* A field of another layout has no block memory to hand out: its cells of
+                 * this 8^3 block are read, changed here, and written back. */
+                float local[512];
+                uint64_t mask[8] = {0};
+                float *data = direct ? eng_field_block_data(env->ctx->eng, f, o, 1) : local;
                 if (!data)
                     return pl_from_engine(env->ctx, ENG_ENOMEM);
+                if (!direct)
+                    eng_field_read_block(f, o, local, mask);
                 for (int i = 0; i < 512; i++) {
                     double p[3] = {d->origin[0] + (bx + (i >> 6) + 0.5) * h,
                                    d->origin[1] + (by + ((i >> 3) & 7) + 0.5) * h,
@@ -85,6 +92,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                         continue;
                     double v = value * (w > 1 ? 1 : w);
                     float *dst = &data[i];
+                    mask[i >> 6] |= 1ull << (i & 63);
                     if (m == 1)
                         *dst = (float)v;
                     else if (m == 2)
@@ -92,6 +100,9 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                     else if (v > *dst)
                         *dst = (float)v;
                 }
+                int rc = direct ? ENG_OK : eng_field_write_block(env->ctx->eng, f, o, local, mask);
+                if (rc != ENG_OK)
+                    return pl_from_engine(env->ctx, rc);
             }
     return PLUME_OK;
 }

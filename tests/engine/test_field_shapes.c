@@ -123,6 +123,35 @@ static void check_layout(const char *name, const char *layout, int leaf, int shi
     CHECK_EQ(eng_field_active_voxels(f), 0);
     for (int i = 0; i < NPTS; i++)
         CHECK(et_at(f, pts[i][0], pts[i][1], pts[i][2], 0) == bg);
+    /* A block written from the host (as a VDB import does): the mask's cells take the values;
+     * a cell written before and outside the mask goes back to the background, inactive where
+     * the leaf has per-voxel activity. */
+    et_put(ctx, f, 17, 18, 19, 9.0f);
+    float blk[512];
+    uint64_t m[8] = {0};
+    for (int n = 0; n < 512; n++)
+        blk[n] = (float)n;
+    for (int n = 0; n < 512; n += 7)
+        m[n >> 6] |= 1ull << (n & 63);
+    const int32_t org[3] = {16, 16, 16};
+    CHECK_OK(ctx, eng_field_write_block(ctx, f, org, blk, m));
+    int set = 0, right = 0;
+    for (int n = 0; n < 512; n++) {
+        int on = (int)(m[n >> 6] >> (n & 63) & 1);
+        set += on;
+        right += et_at(f, 16 + n / 64, 16 + (n / 8) % 8, 16 + n % 8, 0) == (on ? (float)n : bg);
+    }
+    CHECK_EQ(right, 512);
+    CHECK(et_at(f, 17, 18, 19, 0) == bg); /* cell 1*64 + 2*8 + 3 = 83 is not a multiple of 7 */
+    if (masked)
+        CHECK_EQ(eng_field_active_voxels(f), (uint64_t)set);
+    float back[512];
+    uint64_t bm[8];
+    CHECK_EQ(eng_field_read_block(f, org, back, bm), 1);
+    if (masked)
+        CHECK(!memcmp(bm, m, sizeof m));
+    eng_field_clear(ctx, f);
+
     /* and the field takes writes again */
     et_put(ctx, f, 9, 9, 9, 7.0f);
     CHECK_EQ(eng_field_active_voxels(f), masked ? 1u : (uint64_t)leaf * leaf * leaf);
