@@ -65,6 +65,13 @@ plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *s
                            const eng_field *like, eng_type type, int dim, smoke_life life,
                            eng_field **out)
 {
+    return smoke_scratch_scaled(n, env, slot, suffix, like, 1, type, dim, life, out);
+}
+
+plume_status smoke_scratch_scaled(pl_node *n, pl_cook_env *env, int slot, const char *suffix,
+                                  const eng_field *like, int scale, eng_type type, int dim,
+                                  smoke_life life, eng_field **out)
+{
     smoke_state *s = smoke_state_of(n);
     if (!s)
         return pl_fail(env->ctx, PLUME_ERR_INTERNAL, "out of host memory");
@@ -81,7 +88,7 @@ plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *s
     if (f) {
         /* A node of the same name made it earlier in this context: reuse it if it fits. */
         const eng_field_desc *d = eng_field_info(f);
-        if (d->type != type || d->voxel_size != ld->voxel_size)
+        if (d->type != type || d->voxel_size != ld->voxel_size * scale)
             return pl_fail(env->ctx, PLUME_ERR_TYPE_MISMATCH,
                            "node '%s': field '%s' exists but is not this node's scratch field",
                            n->name, name);
@@ -90,7 +97,7 @@ plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *s
         d.name = name;
         d.type = type;
         d.layout = dim == 3 ? NULL : eng_default_layout(dim);
-        d.voxel_size = ld->voxel_size;
+        d.voxel_size = ld->voxel_size * scale;
         memcpy(d.origin, ld->origin, sizeof d.origin);
         int rc = eng_field_declare(env->ctx->eng, &d, &f);
         if (rc)

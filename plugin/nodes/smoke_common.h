@@ -41,6 +41,12 @@ plume_status smoke_scratch(pl_node *n, pl_cook_env *env, int slot, const char *s
                            const eng_field *like, eng_type type, int dim, smoke_life life,
                            eng_field **out);
 
+/* The same with `scale` times `like`'s voxel size (same origin): voxel J of the scratch field
+ * stands for voxels scale * J .. scale * J + scale - 1 of `like` along each axis. */
+plume_status smoke_scratch_scaled(pl_node *n, pl_cook_env *env, int slot, const char *suffix,
+                                  const eng_field *like, int scale, eng_type type, int dim,
+                                  smoke_life life, eng_field **out);
+
 /* Fails unless every non-NULL field of `fields` has the voxel size and origin of the first. */
 plume_status smoke_same_grid(pl_node *n, pl_cook_env *env, eng_field *const *fields,
                              uint32_t count);

@@ -61,7 +61,7 @@ python3 - "$tmp/ck.json" <<'PY' || fail "checkpoint contents"
 import json, sys
 grids = json.load(open(sys.argv[1]))["grids"]
 kept = {"density", "temperature", "vel", "project:pressure"}
-empty = {"topology:keep", "topology:mark_x", "topology:mark_y"}  # kept, and empty at a frame's end
+empty = {"topology:kinds", "topology:near"}  # kept, and empty at a frame's end
 names = {g["name"] for g in grids}
 assert kept | empty <= names and {"advect:density.fwd", "project:mg1.dom"} <= names, names
 for g in grids:
