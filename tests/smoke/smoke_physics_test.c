@@ -538,18 +538,22 @@ static void test_buoyancy_and_topology(void)
           left, dleft);
 }
 
-/* Block geometry: one dense voxel at (11, 11, 11) keeps the blocks its margin box touches. */
+/* Block geometry: one dense voxel keeps the blocks its margin box touches. */
 static void test_topology_margin(void)
 {
     plume_node *dot = setup_node("dot_at");
-    set_v(dot, "at", 11, 11, 11);
-    const struct { int margin; double blocks; } cases[] = {
-        {3, 1}, /* voxels 8..14 per axis: block 8 only */
-        {4, 8}, /* 7..15: blocks 0 and 8 per axis */
-        {0, 1},
+    const struct { int at[3], margin; double blocks; } cases[] = {
+        {{11, 11, 11}, 3, 1},  /* voxels 8..14 per axis: block 8 only */
+        {{11, 11, 11}, 4, 8},  /* 7..15: blocks 0 and 8 per axis */
+        {{11, 11, 11}, 0, 1},
+        {{11, 11, 11}, 5, 27}, /* 6..16: blocks 0, 8 and 16 per axis */
+        {{11, 11, 11}, 8, 27}, /* 3..19 */
+        {{13, 12, 11}, 3, 2},  /* x 10..16: 8, 16; y 9..15 and z 8..14: 8 */
+        {{8, 15, 12}, 1, 4},   /* x 7..9: 0, 8; y 14..16: 8, 16; z 11..13: 8 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         clear_fields();
+        set_v(dot, "at", cases[i].at[0], cases[i].at[1], cases[i].at[2]);
         set_i(topology, "margin", cases[i].margin);
         plume_node *seq[2] = {dot, topology};
         cook(seq, 2, 0.02);
