@@ -188,19 +188,6 @@ eng_field *eng_field_at(eng_context *ctx, int i)
     return ctx && i >= 0 && i < ctx->nfields ? ctx->fields[i] : NULL;
 }
 
-int eng_field_has_blocks(const eng_field *f)
-{
-    plm_block_shape s;
-    plm_tree *t = eng_field_tree((eng_field *)f);
-    int fid = eng_field_tree_id(f);
-    /* blocks at multiples of 8 too, so that each is one VDB leaf */
-    const plm_layout *lay = plm_tree_layout(t);
-    const int32_t *off = lay->cfg.snodes[lay->cfg.fields[fid].snode].coord_offset;
-    return plm_tree_block_shape(t, fid, &s) == 0 && s.dims[0] == 8 && s.dims[1] == 8 &&
-           s.dims[2] == 8 && s.stride == eng_field_components(f) && off[0] % 8 == 0 &&
-           off[1] % 8 == 0 && off[2] % 8 == 0;
-}
-
 typedef struct origin_list {
     int32_t *o;
     int64_t n, cap;

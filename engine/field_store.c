@@ -299,6 +299,9 @@ void eng_field_index_range(const eng_field *f, int64_t lo[3], int64_t hi[3])
 }
 int eng_field_is_scratch(const eng_field *f) { return f->scratch; }
 plm_tree *eng_field_tree(eng_field *f) { return f->tree; }
+
+/* blocks_ok (8^3 at multiples of 8, so each is one VDB leaf), holding only this field */
+int eng_field_has_blocks(const eng_field *f) { return f->blocks_ok && f->stride == f->comps; }
 int eng_field_id(const eng_field *f) { return f->id; }
 int eng_field_tree_id(const eng_field *f) { return f->fid; }
 #if PLUME_HAVE_KERNELS
