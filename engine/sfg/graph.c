@@ -168,6 +168,47 @@ static int insert(sfg_graph *g, uint32_t i) {
     return SFG_OK;
 }
 
+/* The version part of insert() alone, for every pending task in order: what the memo key
+ * reads (slot in_ver, in_owner, out_ver) without the edges, reader lists and successor lists a
+ * rebuild makes. A memoized flush replaces these tasks anyway, and its replay rebuilds. */
+int sfg_graph_number(sfg_graph *g) {
+    for (uint32_t s = 0; s < g->n_st; s++) {
+        sfg_state_rec *st = &g->st[s];
+        st->owner = st->base_owner;
+        st->owner_k = st->base_owner_k;
+        st->version = st->base_version;
+        st->readers = SFG_NONE;
+    }
+    g->n_rd = 0;
+    g->n_edge = 0;
+    for (uint32_t i = g->first_pending; i < g->n_node; i++) {
+        const sfg_task_meta *m = g->node[i].meta;
+        for (uint32_t k = 0; k < m->n_access; k++) {
+            sfg_slot *sl = &g->node[i].slot[k];
+            uint32_t si;
+            if (sl->rec) {
+                si = sl->rec - 1;
+            } else {
+                int rc = state_index(g, m->access[k].state, &si);
+                if (rc)
+                    return rc;
+                sl->rec = si + 1;
+            }
+            sfg_state_rec *st = &g->st[si];
+            sl->in_ver = st->version;
+            sl->in_owner = st->owner;
+            sl->out_ver = 0;
+            if (m->access[k].flags & SFG_ACC_WRITE) {
+                st->version++;
+                st->owner = i;
+                st->owner_k = k;
+                sl->out_ver = st->version;
+            }
+        }
+    }
+    return SFG_OK;
+}
+
 static int cmp_u32(const void *x, const void *y) {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     return a < b ? -1 : a > b;

@@ -166,27 +166,44 @@ static int run_passes(sfg_queue *q) {
     return SFG_OK;
 }
 
-/* The passes, or what they made of the same flush before (memo.c). A memo that cannot keep an
- * entry (out of memory) only loses the shortcut. */
+/* Builds the graph of the pending tasks and runs the passes, or takes what they made of the
+ * same flush before (memo.c). The key needs only the accesses' versions (sfg_graph_number), so
+ * a flush found in the memo builds its graph once, from the replayed tasks. A memo that cannot
+ * keep an entry (out of memory) only loses the shortcut. */
 static int optimize(sfg_queue *q) {
-    if (!q->memo_on)
-        return run_passes(q);
-    uint64_t key[2];
-    sfg_memo_key(&q->g, key);
-    const sfg_memo_entry *e = sfg_memo_find(&q->memo, key);
-    if (e) {
-        int rc = sfg_memo_replay(e, &q->g, &q->stats);
-        if (rc)
-            sfg_set_error(q->err, "sfg: out of memory");
-        else
-            q->stats.flushes_memoized++;
+    sfg_graph *g = &q->g;
+    int passes = (q->opt.disabled_passes & SFG_PASS_ALL) != SFG_PASS_ALL;
+    uint64_t key[2] = {0, 0};
+    int rc;
+    if (q->memo_on && passes) {
+        if ((rc = sfg_graph_number(g))) {
+            sfg_set_error(q->err, "sfg: out of memory building the graph");
+            return rc;
+        }
+        sfg_memo_key(g, key);
+        const sfg_memo_entry *e = sfg_memo_find(&q->memo, key);
+        if (e) {
+            if ((rc = sfg_memo_replay(e, g, &q->stats)))
+                sfg_set_error(q->err, "sfg: out of memory");
+            else
+                q->stats.flushes_memoized++;
+            return rc;
+        }
+    }
+    if ((rc = sfg_graph_rebuild(g))) {
+        sfg_set_error(q->err, "sfg: out of memory building the graph");
         return rc;
     }
+    sfg_dump(q, "input");
+    if (!passes)
+        return SFG_OK;
     sfg_stats before = q->stats;
-    int rc = run_passes(q);
-    if (!rc)
-        (void)sfg_memo_store(&q->memo, key, &q->g, &before, &q->stats);
-    return rc;
+    if ((rc = run_passes(q)))
+        return rc;
+    sfg_dump(q, "output");
+    if (q->memo_on)
+        (void)sfg_memo_store(&q->memo, key, g, &before, &q->stats);
+    return SFG_OK;
 }
 
 /* Edges between pending tasks, as positions in the batch, one per pair. The graph's edges come
@@ -235,17 +252,7 @@ static int flush(sfg_queue *q, int sync) {
         return SFG_OK;
     double t0 = sfg_now();
     q->dump_step = 0;
-    int rc = sfg_graph_rebuild(g);
-    if (!rc) {
-        sfg_dump(q, "input");
-        if ((q->opt.disabled_passes & SFG_PASS_ALL) != SFG_PASS_ALL) {
-            rc = optimize(q);
-            if (!rc)
-                sfg_dump(q, "output");
-        }
-    } else {
-        sfg_set_error(q->err, "sfg: out of memory building the graph");
-    }
+    int rc = optimize(q);
     sfg_edge *edges = NULL;
     uint32_t n_edges = 0;
     sfg_exec_task *tasks = NULL;

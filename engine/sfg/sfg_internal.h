@@ -128,6 +128,10 @@ int sfg_graph_append(sfg_graph *g, sfg_ir ir, uint64_t base_hash, const sfg_task
 /* Rebuilds states, versions, edges and successor lists by inserting the pending tasks in
  * order on top of the survivors (reconstruction invariance). */
 int sfg_graph_rebuild(sfg_graph *g);
+/* Gives the pending tasks' accesses the versions and owners a rebuild would (what the memo
+ * key reads) without edges or successor lists: a rebuild must follow before anything else
+ * reads the graph. */
+int sfg_graph_number(sfg_graph *g);
 /* Drops pending nodes with dead[i - first_pending] set, keeping the order. Needs a rebuild. */
 void sfg_graph_remove(sfg_graph *g, const unsigned char *dead);
 /* Replaces a node's IR and metadata (slots reallocated). Needs a rebuild. */
