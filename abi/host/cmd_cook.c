@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -298,6 +299,26 @@ static int stats_writable(const char *path)
     return 0;
 }
 
+/* Whether --stats would overwrite the scene or a volume (a frame written by this or another
+ * bake): said, for a usage error, before anything is cooked. */
+static int stats_clobbers(const char *stats_path, const char *scene_path)
+{
+    struct stat a, b;
+    if (stat(stats_path, &a) == 0 && stat(scene_path, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino) {
+        cli_error("cook", "--stats %s is the scene itself: give the statistics a file of their own",
+                  stats_path);
+        return 1;
+    }
+    size_t n = strlen(stats_path);
+    if (n >= 4 && !strcasecmp(stats_path + n - 4, ".vdb")) {
+        cli_error("cook", "--stats %s names a .vdb file: the statistics are JSON (e.g. stats.json), "
+                  "and writing them there would replace a volume", stats_path);
+        return 1;
+    }
+    return 0;
+}
+
 static json_t *stats_json(const plume_stats *s)
 {
     return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I}",
@@ -426,8 +447,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             checkpoints = 0;
         } else if (!strcmp(a, "--sync-writes")) {
             sync_writes = 1;
-        } else if (is_value_option(a) && !has_val) {
-            cli_error("cook", "%s needs a value", a);
+        } else if (is_value_option(a) && (!has_val || !argv[i + 1][0])) {
+            cli_error("cook", "%s needs a value%s", a, has_val ? " (it was given an empty one)" : "");
             return EXIT_USAGE;
         } else if (!strcmp(a, "--frames")) {
             frames = argv[++i];
@@ -491,6 +512,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         fputs(cook_usage, stderr);
         return EXIT_USAGE;
     }
+    if (stats_path && stats_clobbers(stats_path, scene_path))
+        return EXIT_USAGE;
     int64_t fa = 0, fb = 0;
     if (frames && parse_frames(frames, &fa, &fb)) {
         cli_error("cook", "--frames must look like 1-24 or 5 (first frame, then last; frames within "
@@ -554,6 +577,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     plume_context_info ci = {.struct_size = sizeof ci};
     plume_status st = PLUME_OK;
     int64_t first = sc.frame_start, nframes = 0, done_frames = 0;
+    int folder_gone = 0;
     /* why the cook stopped, for stderr and the statistics (a farm's report need not parse stderr) */
     char failure[9000] = "";
 #define FAIL(...)                                                                                \
@@ -675,7 +699,6 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         plume_cook_info info = {sizeof info, sc.frame_start, (double)sc.frame_start * frame_dt, 0, 0, 1};
         st = api->cook(ctx, sc.init.nodes, sc.init.count, &info);
     }
-    int folder_gone = 0;
     for (int64_t f = first; st == PLUME_OK && f <= sc.frame_end; f++) {
         double t0 = now_s();
         int serr;
@@ -838,7 +861,14 @@ done:
         close(lock_fd); /* the lock file stays: removing it could race a cook that just opened it */
     json_decref(frames_json);
     if (ctx)
-        api->context_destroy(ctx);
+        api->context_destroy(ctx); /* waits for the frames still being written */
+    if (folder_gone) {
+        /* the frames queued when the folder went were written into one the writer made again */
+        int n = outdir_drop_recreated(out_dir, sc.outputs, sc.noutputs, first, first + done_frames);
+        if (n && !quiet)
+            fprintf(stderr, "plume: removed %d frame file%s written into %s after it was removed\n", n,
+                    n == 1 ? "" : "s", out_dir);
+    }
     host_plugin_unload(&p);
     scene_free(&sc);
     return rc;

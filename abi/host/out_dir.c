@@ -137,3 +137,76 @@ int outdir_clean_temps(const char *dir, uint64_t *bytes)
     closedir(d);
     return removed;
 }
+
+void outdir_frame_path(const char *pattern, int64_t frame, char *out, size_t n)
+{
+    char tmp[4200];
+    if (!strchr(pattern, '#')) {
+        const char *slash = strrchr(pattern, '/'), *dot = strrchr(pattern, '.');
+        if (!dot || (slash && dot < slash))
+            dot = pattern + strlen(pattern);
+        snprintf(tmp, sizeof tmp, "%.*s_####%s", (int)(dot - pattern), pattern, dot);
+        pattern = tmp;
+    }
+    size_t k = 0;
+    for (const char *p = pattern; *p && k + 1 < n;) {
+        if (*p != '#') {
+            out[k++] = *p++;
+            continue;
+        }
+        int width = 0;
+        while (p[width] == '#')
+            width++;
+        int w = snprintf(out + k, n - k, "%0*lld", width, (long long)frame);
+        k += w > 0 ? (size_t)w : 0;
+        if (k >= n)
+            k = n - 1;
+        p += width;
+    }
+    out[k] = 0;
+}
+
+/* rmdir from the file's folder up to dir, stopping at the first that is not empty (or not
+ * ours to remove). */
+static void remove_empty_parents(const char *file, const char *dir)
+{
+    char buf[4200];
+    snprintf(buf, sizeof buf, "%s", file);
+    size_t dl = strlen(dir);
+    for (;;) {
+        char *slash = strrchr(buf, '/');
+        if (!slash)
+            return;
+        *slash = 0;
+        if (strlen(buf) < dl || strncmp(buf, dir, dl) != 0 || rmdir(buf) != 0)
+            return;
+        if (strlen(buf) == dl)
+            return;
+    }
+}
+
+int outdir_drop_recreated(const char *dir, char *const *patterns, uint32_t npatterns, int64_t first,
+                          int64_t last)
+{
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s/.plume_lock", dir);
+    struct stat st;
+    if (stat(dir, &st) != 0 || access(lock, F_OK) == 0)
+        return 0; /* gone for good, or another cook's now */
+    int removed = 0;
+    size_t dl = strlen(dir);
+    for (uint32_t i = 0; i < npatterns; i++) {
+        /* only outputs inside the folder: one elsewhere was not removed with it */
+        if (strncmp(patterns[i], dir, dl) != 0 || patterns[i][dl] != '/')
+            continue;
+        for (int64_t f = first; f <= last; f++) {
+            char path[4200];
+            outdir_frame_path(patterns[i], f, path, sizeof path);
+            if (unlink(path) == 0) {
+                removed++;
+                remove_empty_parents(path, dir);
+            }
+        }
+    }
+    return removed;
+}

@@ -8,6 +8,7 @@
 #ifndef PLUME_HOST_OUT_DIR_H
 #define PLUME_HOST_OUT_DIR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Takes the folder's lock. Returns its descriptor (the caller closes it at the end), or -1
@@ -28,6 +29,19 @@ int outdir_lock_intact(int fd, const char *dir);
  * writing into a shared folder outside any cook is not seen. Returns how many were removed and
  * adds their size to *bytes. */
 int outdir_clean_temps(const char *dir, uint64_t *bytes);
+
+/* The file an output pattern names for `frame`: the plugin's rule (org.plume.vdb.export,
+ * docs/nodes.md): a run of '#' becomes the frame zero-padded to the run's width; a pattern
+ * without '#' gets "_####" before its extension. */
+void outdir_frame_path(const char *pattern, int64_t frame, char *out, size_t n);
+
+/* After the folder was removed under a cook (outdir_lock_intact 0) and every write of the cook
+ * has finished: the writer may have made the folder again for the frames still queued, which
+ * would read as a bake missing its first frames. Unless a lock file says another cook owns the
+ * new folder, removes each file the patterns name for frames first..last, then each folder on
+ * the way up to dir (dir included) that this leaves empty. Returns how many files it removed. */
+int outdir_drop_recreated(const char *dir, char *const *patterns, uint32_t npatterns, int64_t first,
+                          int64_t last);
 
 /* Visible (not dot-) entries of the folder. */
 int outdir_count_files(const char *dir);

@@ -162,14 +162,19 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
     if (name && !json_is_string(name))
         return fail(sc, err, n, "$.name", "must be a string, not %s", kind(name));
     if (name) {
-        sc->name = strdup(json_string_value(name));
+        /* it names the default output folder out/<name>: one folder, inside out/ */
+        const char *nm = json_string_value(name);
+        if (!nm[0] || !strcmp(nm, ".") || !strcmp(nm, "..") || strpbrk(nm, "/\\"))
+            return fail(sc, err, n, "$.name", "'%s' cannot name the output folder out/<name>: "
+                        "give a non-empty name without '/' or '\\', other than '.' and '..'", nm);
+        sc->name = strdup(nm);
     } else {
         char *t = strdup(path);
         char *b = basename(t);
         char *dot = strrchr(b, '.');
         if (dot)
             *dot = 0;
-        sc->name = strdup(b);
+        sc->name = strdup(b[0] && strcmp(b, ".") && strcmp(b, "..") ? b : "scene");
         free(t);
     }
 

@@ -199,7 +199,31 @@ else
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed", d["status"]' "$tmp/gone.json" 2>"$tmp/py" \
     || fail "stats after the folder went: $(cat "$tmp/py")"
   [ ! -e "$tmp/gone/$ckpt" ] || fail "a checkpoint was left in the recreated folder: a --resume would skip the lost frames"
+  # nor the frames still queued when it went: the writer made the folder again for them
+  [ -z "$(ls -A "$tmp/gone" 2>/dev/null)" ] || fail "the recreated folder holds: $(ls -A "$tmp/gone")"
 fi
+
+# A scene's name makes the default folder out/<name>: it must stay one folder inside out/.
+for nm in '"../../esc"' '""' '".."' '"a/b"'; do
+  sed "s|\"name\": \"resume_kernels\"|\"name\": $nm|" "$scene" > "$tmp/named.json"
+  grep -qF "\"name\": $nm" "$tmp/named.json" || fail "the name $nm was not put into the test scene"
+  (cd "$tmp" && "$plume" cook named.json --frames 1-1 --quiet 2>"$tmp/err"); rc=$?
+  [ "$rc" = 1 ] && grep -q 'named.json: \$.name:' "$tmp/err" \
+    || fail "scene name $nm: exit $rc: $(head -c 300 "$tmp/err")"
+done
+[ ! -e "$tmp/../esc" ] && [ ! -e "$tmp/out" ] || fail "a refused scene name still wrote: $(ls "$tmp/.." "$tmp/out" 2>&1 | head)"
+
+# --stats must not replace the scene or a volume, and an empty value is a usage error.
+cp "$scene" "$tmp/self.json"
+"$plume" cook "$tmp/self.json" --out "$tmp/self" --frames 1-1 --stats "$tmp/self.json" 2>"$tmp/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "is the scene itself" "$tmp/err" && cmp -s "$scene" "$tmp/self.json" \
+  || fail "--stats = the scene: exit $rc: $(head -c 300 "$tmp/err")"
+"$plume" cook "$scene" --out "$tmp/self" --frames 1-1 --stats "$tmp/self/r_0001.vdb" 2>"$tmp/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "names a .vdb file" "$tmp/err" || fail "--stats x.vdb: exit $rc: $(head -c 300 "$tmp/err")"
+for opt in --stats --out --threads --frames --memory-budget; do
+  "$plume" cook "$scene" --out "$tmp/self" $opt "" 2>"$tmp/err"; rc=$?
+  [ "$rc" = 2 ] && grep -q -- "$opt needs a value" "$tmp/err" || fail "$opt '': exit $rc: $(head -c 300 "$tmp/err")"
+done
 
 if [ "$fails" -ne 0 ]; then echo "$fails resume/determinism check(s) failed"; exit 1; fi
 echo "resume and determinism checks passed"
