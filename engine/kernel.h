@@ -44,7 +44,10 @@ typedef enum eng_param_type {
     ENG_P_IVEC3 = 4,
     ENG_P_FIELD_F32 = 5,
     ENG_P_FIELD_VEC3 = 6,
-    ENG_P_OTHER = 7   /* a type nodes cannot set (i64, mat3, ...): launches pass zero */
+    ENG_P_OTHER = 7,  /* a type nodes cannot set (vec2, mat3, ...): launches pass zero */
+    ENG_P_U32 = 8,
+    ENG_P_I64 = 9,
+    ENG_P_F64 = 10
 } eng_param_type;
 
 enum { ENG_ACCESS_READ = 1, ENG_ACCESS_WRITE = 2 };

@@ -18,7 +18,10 @@ static int param_type(pk_type t)
     switch (t.kind) {
     case PK_T_BOOL: return ENG_P_BOOL;
     case PK_T_I32: return ENG_P_I32;
+    case PK_T_U32: return ENG_P_U32;
+    case PK_T_I64: return ENG_P_I64;
     case PK_T_F32: return ENG_P_F32;
+    case PK_T_F64: return ENG_P_F64;
     case PK_T_VEC3: return ENG_P_VEC3;
     case PK_T_IVEC3: return ENG_P_IVEC3;
     default: return ENG_P_OTHER;

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "scene.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -106,7 +107,7 @@ static int hash_file(uint64_t *h, const char *path)
     return bad ? -1 : 0;
 }
 
-static char *read_text_file(const char *path);
+static char *read_text_file(const char *path, size_t *len_out);
 
 int scene_load(scene *sc, const char *path, char *err, size_t n)
 {
@@ -127,7 +128,7 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
     }
     /* a UTF-8 byte order mark (some Windows editors write one) is not JSON: skipped */
     json_t *root = NULL;
-    char *text = read_text_file(path);
+    char *text = read_text_file(path, NULL);
     if (text) {
         size_t skip = strncmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
         root = json_loads(text + skip, JSON_REJECT_DUPLICATES, &je);
@@ -295,6 +296,8 @@ static int declare_fields(scene *sc, const plume_plugin *api, plume_context *ctx
         json_t *bg = json_object_get(f, "background");
         if (bg && json_is_number(bg)) {
             d.background[0] = d.background[1] = d.background[2] = json_number_value(bg);
+        } else if (bg && d.value_type == PLUME_VALUE_F32) {
+            return fail(sc, err, n, jp, "'background' of an f32 field must be one number");
         } else if (bg && vec3_of(bg, d.background)) {
             return fail(sc, err, n, jp, "'background' must be a number or an array of 3 numbers");
         }
@@ -303,6 +306,8 @@ static int declare_fields(scene *sc, const plume_plugin *api, plume_context *ctx
         if (sc->voxel_size == 0 || d.voxel_size < sc->voxel_size)
             sc->voxel_size = d.voxel_size;
         sc->field_names[sc->nfields++] = strdup(d.name);
+        if (sc->velocity && !strcmp(d.name, sc->velocity))
+            sc->velocity_type = (int)d.value_type + 1;
     }
     return 0;
 }
@@ -315,7 +320,7 @@ static const plume_param_desc *find_param(const plume_node_desc *d, const char *
     return NULL;
 }
 
-static char *read_text_file(const char *path)
+static char *read_text_file(const char *path, size_t *len_out)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -340,6 +345,8 @@ static char *read_text_file(const char *path)
     }
     fclose(f);
     buf[len] = 0;
+    if (len_out)
+        *len_out = len;
     return buf;
 }
 
@@ -389,8 +396,12 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             st = api->node_set_vec3(node, key, vec);
         else if (json_is_string(v))
             st = api->node_set_string(node, key, json_string_value(v));
+        else if (json_is_array(v))
+            return fail(sc, err, n, jp, "'%s' must be a number, true or false, a string or an array of "
+                        "3 numbers; this array is not 3 numbers", key);
         else
-            return fail(sc, err, n, jp, "node type %s has no parameter '%s' (see `plume nodes`)", nd->id, key);
+            return fail(sc, err, n, jp, "'%s' must be a number, true or false, a string or an array of "
+                        "3 numbers, not %s", key, kind(v));
         if (st == PLUME_ERR_NOT_FOUND)
             return fail(sc, err, n, jp, "%s (see `plume nodes`)", api->last_error(ctx));
         if (st != PLUME_OK)
@@ -423,15 +434,26 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
     case PLUME_PARAM_CODE:
         /* Code is given inline or as {"file": "kernels/x.pk"} relative to the scene. */
         if (json_is_object(v)) {
+            static const char *const code_keys[] = {"file", NULL};
+            if (check_keys(sc, v, jp, code_keys, err, n))
+                return -1;
             json_t *file = json_object_get(v, "file");
             if (!json_is_string(file))
                 return fail(sc, err, n, jp, "'%s' must be a string of code or {\"file\": \"path.pk\"}", key);
             const char *rel = json_string_value(file);
             char full[4096];
             snprintf(full, sizeof full, "%s%s%s", rel[0] == '/' ? "" : sc->dir, rel[0] == '/' ? "" : "/", rel);
-            char *text = read_text_file(full);
+            struct stat kst;
+            if (stat(full, &kst) == 0 && S_ISDIR(kst.st_mode))
+                return fail(sc, err, n, jp, "kernel file %s is a folder, not a file", full);
+            size_t tlen = 0;
+            char *text = read_text_file(full, &tlen);
             if (!text)
-                return fail(sc, err, n, jp, "cannot read kernel file %s", full);
+                return fail(sc, err, n, jp, "cannot read kernel file %s: %s", full, strerror(errno));
+            if (strlen(text) != tlen) {
+                free(text);
+                return fail(sc, err, n, jp, "kernel file %s is not a text file (it holds a NUL byte)", full);
+            }
             if (!text[strspn(text, " \t\r\n")]) {
                 free(text);
                 return fail(sc, err, n, jp, "kernel file %s is empty", full);
@@ -670,13 +692,11 @@ int scene_instantiate(scene *sc, const plume_plugin *api, plume_context *ctx, co
         build_stage(sc, "init", &sc->init, err, n) || build_stage(sc, "substep", &sc->substep, err, n) ||
         build_stage(sc, "frame", &sc->frame, err, n))
         return -1;
-    if (sc->velocity) {
-        int found = 0;
-        for (uint32_t i = 0; i < sc->nfields; i++)
-            found |= !strcmp(sc->field_names[i], sc->velocity);
-        if (!found)
-            return fail(sc, err, n, "$.substeps.velocity", "no field named '%s' in $.fields", sc->velocity);
-    }
+    if (sc->velocity && !sc->velocity_type)
+        return fail(sc, err, n, "$.substeps.velocity", "no field named '%s' in $.fields", sc->velocity);
+    if (sc->velocity && sc->velocity_type != (int)PLUME_VALUE_VEC3 + 1)
+        return fail(sc, err, n, "$.substeps.velocity", "field '%s' is not a vec3 field: the substeps "
+                    "follow the largest speed of a velocity", sc->velocity);
     if (!sc->init.count && !sc->substep.count && !sc->frame.count)
         return fail(sc, err, n, "$", "nothing to cook: 'init', 'substep' and 'frame' are all empty");
     return 0;

@@ -23,6 +23,7 @@ typedef struct scene {
     uint32_t substeps_min, substeps_max;
     double cfl;          /* 0: fixed substeps_min per frame */
     char *velocity;      /* field used for the CFL condition, or NULL */
+    int velocity_type;   /* that field's PLUME_VALUE_* + 1 once declared (0: no such field) */
     double voxel_size;   /* the smallest voxel size of the scene's fields */
     int deterministic;   /* "deterministic": true */
     /* FNV-1a 64 of the scene file's bytes and of every kernel file it names, in the order read

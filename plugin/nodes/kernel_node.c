@@ -8,6 +8,8 @@
 #include "plugin/nodes/node_util.h"
 #include "plugin/plugin.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +233,61 @@ static plume_status param_changed(pl_node *n, uint32_t index)
     return compile(n);
 }
 
+/* Why a value of setter type `type` cannot go into a kernel parameter of kind `kind` (what the
+ * parameter takes, for the message), or NULL when it can. Values arrive as doubles: integers
+ * must be whole and fit the parameter's type (a launch would otherwise wrap them), floats finite
+ * and, for f32, within its range (past it they would become inf). */
+static const char *value_refused(int kind, plume_param_type type, const double *num)
+{
+    switch (kind) {
+    case ENG_P_BOOL:
+        return type == PLUME_PARAM_BOOL || (type == PLUME_PARAM_INT && (num[0] == 0 || num[0] == 1))
+                   ? NULL
+                   : "true or false (or 0 or 1)";
+    case ENG_P_I32:
+        return type == PLUME_PARAM_INT && num[0] >= -2147483648.0 && num[0] <= 2147483647.0
+                   ? NULL
+                   : "an integer from -2147483648 to 2147483647 (i32)";
+    case ENG_P_U32:
+        return type == PLUME_PARAM_INT && num[0] >= 0 && num[0] <= 4294967295.0
+                   ? NULL
+                   : "an integer from 0 to 4294967295 (u32)";
+    case ENG_P_I64:
+        /* the value travels as a double: past 2^53 it would not be the integer given */
+        return type == PLUME_PARAM_INT && fabs(num[0]) <= 9007199254740992.0
+                   ? NULL
+                   : "an integer within +-9007199254740992 (i64 as a node sets it)";
+    case ENG_P_F32:
+        return (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT) && fabs(num[0]) <= FLT_MAX
+                   ? NULL
+                   : "a finite number within +-3.4e38 (f32)";
+    case ENG_P_F64:
+        return (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT) && isfinite(num[0])
+                   ? NULL
+                   : "a finite number (f64)";
+    case ENG_P_VEC3:
+        if (type != PLUME_PARAM_VEC3)
+            return "3 numbers (vec3)";
+        for (int c = 0; c < 3; c++)
+            if (!(fabs(num[c]) <= FLT_MAX))
+                return "3 finite numbers within +-3.4e38 (vec3)";
+        return NULL;
+    case ENG_P_IVEC3:
+        if (type != PLUME_PARAM_VEC3)
+            return "3 integers (ivec3)";
+        for (int c = 0; c < 3; c++)
+            if (!(num[c] >= -2147483648.0 && num[c] <= 2147483647.0) || num[c] != floor(num[c]))
+                return "3 integers from -2147483648 to 2147483647 (ivec3)";
+        return NULL;
+    case ENG_P_FIELD_F32:
+    case ENG_P_FIELD_VEC3:
+        return "a field: it is a port, bound to a field under \"bind\"";
+    default:
+        return "a value of a type nodes cannot set (only bool, i32, u32, i64, f32, f64, vec3 and "
+               "ivec3 parameters are set by name)";
+    }
+}
+
 static plume_status set_extra(pl_node *n, const char *id, plume_param_type type, const double *num,
                               const char *str)
 {
@@ -244,18 +301,10 @@ static plume_status set_extra(pl_node *n, const char *id, plume_param_type type,
         const eng_param *q = eng_kernel_param(s->kernel, i);
         if (strcmp(q->name, id))
             continue;
-        int ok = (q->type == ENG_P_BOOL && (type == PLUME_PARAM_BOOL || type == PLUME_PARAM_INT)) ||
-                 (q->type == ENG_P_I32 && type == PLUME_PARAM_INT) ||
-                 (q->type == ENG_P_F32 && (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT)) ||
-                 ((q->type == ENG_P_VEC3 || q->type == ENG_P_IVEC3) && type == PLUME_PARAM_VEC3);
-        if (!ok) {
-            static const char *const wants[] = {"true or false", "an integer", "a number",
-                                                "3 numbers", "3 integers"};
-            int t = (int)q->type;
-            return pl_fail(n->ctx, PLUME_ERR_TYPE_MISMATCH,
-                           "node '%s': kernel parameter '%s' takes %s", n->name, id,
-                           t >= 0 && t < 5 ? wants[t] : "another type");
-        }
+        const char *why = value_refused(q->type, type, num);
+        if (why)
+            return pl_fail(n->ctx, PLUME_ERR_TYPE_MISMATCH, "node '%s': kernel parameter '%s' takes %s",
+                           n->name, id, why);
         int c = type == PLUME_PARAM_VEC3 ? 3 : 1;
         for (int k = 0; k < c; k++)
             s->values[i].v[k] = num[k];

@@ -140,5 +140,76 @@ EOF
   done
 done
 
+# A kernel's scalar parameters take what fits their type, and nothing else: no silent wrap of
+# an i32, no f32 turned inf; u32 parameters can be set (they could not). One box filled with the
+# parameter's value; the scene's error names its JSON path.
+scalar_scene() { # TYPE VALUE EXPR
+  cat >"$tmp/sc.json" <<EOF
+{"plume_scene": 1, "name": "sc", "frames": {"start": 1, "end": 1, "fps": 24},
+ "fields": [{"name": "density", "type": "f32", "voxel_size": 0.1, "background": 0}],
+ "nodes": [{"name": "fill", "type": "org.plume.kernel",
+            "params": {"code": "kernel fill(field<f32> density, $1 x) { for (P in ivec3(0, 0, 0) .. ivec3(2, 2, 2)) { density[P] = $3; } }", "x": $2}},
+           {"name": "export", "type": "org.plume.vdb.export", "params": {"file": "s_####.vdb"}}],
+ "init": ["fill"], "substep": [], "frame": ["export"]}
+EOF
+}
+refuse() { # TYPE VALUE EXPR WANT
+  scalar_scene "$1" "$2" "$3"
+  rm -rf "$tmp/sc"
+  "$plume" cook "$tmp/sc.json" --out "$tmp/sc" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+  [ "$rc" = 1 ] && grep -qF 'sc.json: $.nodes[0].params.x: ' "$tmp/err" && grep -qF "$4" "$tmp/err" \
+    || fail "$1 x = $2: exit $rc, want 1 and '$4': $(head -c 300 "$tmp/err")"
+  [ ! -e "$tmp/sc/s_0001.vdb" ] || fail "$1 x = $2: refused but wrote a frame"
+}
+refuse i32 99999999999 "f32(x)" "takes an integer from -2147483648 to 2147483647"
+refuse i32 2147483648 "f32(x)" "takes an integer from -2147483648 to 2147483647"
+refuse i32 1.5 "f32(x)" "takes an integer"
+refuse u32 -1 "f32(x)" "takes an integer from 0 to 4294967295"
+refuse f32 1e300 "x" "takes a finite number within"
+refuse bool 2 "x ? 1.0 : 0.0" "takes true or false"
+refuse vec3 "[1, 2]" "x.x" "this array is not 3 numbers"
+refuse ivec3 "[1, 2.5, 3]" "f32(x.y)" "takes 3 integers"
+for case in "u32|4000000000|f32(x)|4000000000" "i32|-2147483648|f32(x)|-2147483648" "bool|1|x ? 7.0 : 0.0|7" \
+            "f64|1e300|f32(x * 1e-299)|10" "i64|9007199254740992|f32(x)|9007199254740992"; do
+  IFS='|' read -r ty val expr want <<<"$case"
+  scalar_scene "$ty" "$val" "$expr"
+  rm -rf "$tmp/sc"
+  if ! "$plume" cook "$tmp/sc.json" --out "$tmp/sc" --no-checkpoint --quiet 2>"$tmp/err"; then
+    fail "$ty x = $val refused: $(head -c 300 "$tmp/err")"
+  elif "$pyvdb" -c "import pyopenvdb" 2>/dev/null; then
+    "$pyvdb" - "$tmp/sc/s_0001.vdb" "$want" <<'PY' || fail "$ty x = $val: the box does not hold $want"
+import sys, pyopenvdb as vdb
+g = vdb.read(sys.argv[1], "density")
+got = g.getConstAccessor().getValue((1, 1, 1))
+want = float(sys.argv[2])
+assert abs(got - want) <= 1e-6 * abs(want), (got, want)
+PY
+  fi
+done
+
+# Scene checks an audit of bad input found missing: an f32 field's background is one number,
+# the substeps' velocity is a vec3 field, a code object has only "file", and a kernel file is a
+# text file.
+scene_refused() { # WHAT WANT
+  rm -rf "$tmp/sr"
+  "$plume" cook "$tmp/sr.json" --out "$tmp/sr" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+  [ "$rc" = 1 ] && grep -qF "$2" "$tmp/err" || fail "$1: exit $rc, want 1 and '$2': $(head -c 300 "$tmp/err")"
+}
+base='"plume_scene": 1, "name": "sr", "frames": {"start": 1, "end": 1, "fps": 24}, "init": [], "frame": ["export"]'
+exp='{"name": "export", "type": "org.plume.vdb.export", "params": {"file": "s_####.vdb"}}'
+f32='[{"name": "density", "type": "f32", "voxel_size": 0.1}]'
+echo "{$base, \"substep\": [], \"fields\": [{\"name\": \"density\", \"type\": \"f32\", \"voxel_size\": 0.1, \"background\": [1, 2, 3]}], \"nodes\": [$exp]}" >"$tmp/sr.json"
+scene_refused "vec3 background of an f32 field" "\$.fields[0]: 'background' of an f32 field must be one number"
+echo "{$base, \"substeps\": {\"min\": 1, \"max\": 2, \"cfl\": 1, \"velocity\": \"density\"}, \"substep\": [], \"fields\": $f32, \"nodes\": [$exp]}" >"$tmp/sr.json"
+scene_refused "an f32 substeps velocity" "\$.substeps.velocity: field 'density' is not a vec3 field"
+mkdir -p "$tmp/pkdir"
+printf 'kernel k(field<f32> density) {\0 }\n' >"$tmp/nul.pk"
+for code in '{"file": "nul.pk", "x": 1}|unknown key '"'x'" '{"file": "pkdir"}|is a folder, not a file' '{"file": "nul.pk"}|holds a NUL byte'; do
+  IFS='|' read -r c want <<<"$code"
+  echo "{$base, \"substep\": [], \"fields\": $f32, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": $c}}, $exp]}" >"$tmp/sr.json"
+  scene_refused "code $c" "\$.nodes[0].params.code: "
+  grep -qF "$want" "$tmp/err" || fail "code $c: want '$want': $(head -c 300 "$tmp/err")"
+done
+
 if [ "$fails" -ne 0 ]; then echo "$fails kernel-scene check(s) failed"; exit 1; fi
 echo "kernel scene checks passed"
