@@ -39,6 +39,9 @@ eng_context *eng_create(const eng_options *opt)
     /* The test suites' switch to the GPU (README: running the tests on a GPU). A context that
      * cannot get the GPU it was told to use is no context: eng_create_error() says why. */
     const char *dev = getenv("PLUME_DEVICE");
+    static int said_dev;
+    if (dev && dev[0] && strcmp(dev, "cuda") && strcmp(dev, "cpu") && !said_dev++)
+        fprintf(stderr, "plume: warning: PLUME_DEVICE=%.64s is neither cpu nor cuda; ignored\n", dev);
     if (dev && !strcmp(dev, "cuda") && eng_use_cuda(ctx) != ENG_OK) {
         snprintf(create_err, sizeof create_err, "PLUME_DEVICE=cuda: %.400s", ctx->err);
         free(ctx);

@@ -455,6 +455,23 @@ uint64_t eng_field_active_voxels(eng_field *f)
     return c.voxels;
 }
 
+/* ENG_OK when the 8^3 block at origin lies within the voxels the field can hold; otherwise the
+ * error in the user's terms (the tree would only say an activation failed). */
+static int block_in_range(eng_context *ctx, const eng_field *f, const int32_t origin[3])
+{
+    int64_t lo[3], hi[3];
+    eng_field_index_range(f, lo, hi);
+    for (int a = 0; a < 3; a++)
+        if (origin[a] + 7 < lo[a] || origin[a] >= hi[a])
+            return eng_fail(ctx, ENG_EINVAL,
+                            "field '%s': voxels at (%d, %d, %d) lie outside the voxels the field "
+                            "can hold (%lld..%lld, %lld..%lld, %lld..%lld); give the field a larger "
+                            "layout or move the data", f->name, origin[0], origin[1], origin[2],
+                            (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
+                            (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1);
+    return ENG_OK;
+}
+
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create)
 {
     /* The caller may write through the pointer. */
@@ -465,6 +482,8 @@ float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin
     float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 0, NULL);
     if (data || !create)
         return data;
+    if (block_in_range(ctx, f, origin) != ENG_OK)
+        return NULL;
     data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 1, NULL);
     char msg[512];
     if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0) {
@@ -511,6 +530,8 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
     if (!aligned_origin(origin))
         return eng_fail(ctx, ENG_EINVAL, "block origin (%d,%d,%d) is not a multiple of 8", origin[0],
                         origin[1], origin[2]);
+    if ((rc = block_in_range(ctx, f, origin)) != ENG_OK)
+        return rc;
     if (!f->blocks_ok)
         return write_cells(ctx, f, origin, values, mask);
     float *data = plm_tree_block(f->tree, f->fid, origin[0], origin[1], origin[2], 1, NULL);

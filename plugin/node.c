@@ -438,6 +438,23 @@ plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
     if (st == PLUME_OK) {
         pl_cook_env env = {ctx, info, fields};
         st = n->type->cook(n, &env);
+        /* A failure says which node, also where the message came from below the node (a field
+         * the engine could not write, a file the VDB reader refused); compile errors lead with
+         * their file:line:col instead. */
+        char quoted[300];
+        snprintf(quoted, sizeof quoted, "'%s'", n->name);
+        if (st != PLUME_OK && st != PLUME_ERR_CANCELLED && st != PLUME_ERR_COMPILE &&
+            !strstr(ctx->err, quoted)) {
+            char prefix[400];
+            int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);
+            size_t pl = k < 0 ? 0 : (size_t)k < sizeof prefix ? (size_t)k : sizeof prefix - 1;
+            size_t el = strnlen(ctx->err, sizeof ctx->err - 1);
+            if (pl + el >= sizeof ctx->err) /* the message's end goes, not the node's name */
+                el = sizeof ctx->err - 1 - pl;
+            memmove(ctx->err + pl, ctx->err, el);
+            memcpy(ctx->err, prefix, pl);
+            ctx->err[pl + el] = 0;
+        }
     }
     free(fields);
     return st;

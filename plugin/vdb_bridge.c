@@ -267,13 +267,14 @@ plume_status vdb_write_file(pl_context *ctx, const char *path, const plm_vdb_gri
         meta[nmeta++] = (plm_vdb_meta){"plume_frame", "int64", frame_text};
     plm_vdb_error e;
     /* The source file's entries, but for the writer's (now Plume), Plume's own (a converted
-     * checkpoint is no checkpoint: its content hash is gone) and types vdbio cannot write back. */
+     * checkpoint is no checkpoint: its content hash is gone) except the frame number, which a
+     * pipeline reads, and types vdbio cannot write back. */
     static const char *const writable[] = {"string", "bool",  "int32", "int64", "float",
                                            "double", "vec3i", "vec3s", "vec3d"};
     for (int i = 0; i < nfrom; i++) {
         plm_vdb_meta m;
         if (plm_vdb_file_meta(meta_from, i, &m, &e) != PLM_VDB_OK || !strcmp(m.key, "creator") ||
-            !strncmp(m.key, "plume_", 6))
+            (!strncmp(m.key, "plume_", 6) && (strcmp(m.key, "plume_frame") || frame >= 0)))
             continue;
         int ok = 0;
         for (size_t k = 0; k < sizeof writable / sizeof *writable; k++)

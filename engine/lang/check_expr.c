@@ -1,6 +1,7 @@
 /* check_expr.c — names, operators, indexing and members: resolves parser-only nodes and gives
  * every expression its type. Literals stay "untyped" until their context gives them a type
  * (an operand, a parameter, a declared variable); operations on literals alone are folded. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,15 @@ static bool fits(int64_t v, int kind) {
     }
 }
 
+/* A float literal of type f32 past f32's range would become infinite: an error, as an integer
+ * literal that does not fit is. */
+static bool float_lit_fits(checker *k, const pk_expr *e, int kind) {
+    if (kind != PK_T_F32 || !(fabs(e->fval) > FLT_MAX))
+        return true;
+    pk_error(k->c, e->loc, "float literal %g does not fit in f32 (at most about 3.4e38)", e->fval);
+    return false;
+}
+
 /* Gives an untyped literal type t; NULL when t cannot hold a literal of that kind. */
 static pk_expr *retype_literal(checker *k, pk_expr *e, pk_type t) {
     if (e->kind == PK_E_INT) {
@@ -79,6 +89,7 @@ static pk_expr *retype_literal(checker *k, pk_expr *e, pk_type t) {
         return NULL;
     }
     if (e->kind == PK_E_FLOAT && pk_is_float_kind(t.kind)) {
+        float_lit_fits(k, e, t.kind);
         e->type = t;
         e->untyped = 0;
         return e;
@@ -87,13 +98,15 @@ static pk_expr *retype_literal(checker *k, pk_expr *e, pk_type t) {
 }
 
 pk_expr *ck_finalize(checker *k, pk_expr *e) {
-    (void)k;
     if (!e->untyped)
         return e;
-    if (e->kind == PK_E_INT)
+    if (e->kind == PK_E_INT) {
         e->type = T(fits(e->ival, PK_T_I32) ? PK_T_I32 : PK_T_I64);
-    else
+    } else {
         e->type = T(PK_T_F32);
+        if (e->kind == PK_E_FLOAT)
+            float_lit_fits(k, e, PK_T_F32);
+    }
     e->untyped = 0;
     return e;
 }
@@ -748,6 +761,9 @@ pk_expr *ck_expr(checker *k, pk_expr *e, int flags) {
         }
         return e;
     case PK_E_FLOAT:
+        if (!e->untyped && !float_lit_fits(k, e, e->type.kind))
+            return err(e);
+        return e;
     case PK_E_BOOL:
         return e;
     case PK_E_NAME:

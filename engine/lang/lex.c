@@ -2,6 +2,7 @@
  * converted here (floats with the "C" locale whatever the host application set). */
 #define _GNU_SOURCE
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,9 @@ static void lex_number(lexer *L) {
     if (is_float) {
         char *tmp = pk_strndup(L->c, s, (size_t)(num_end - s));
         t->fval = L->cloc ? strtod_l(tmp, NULL, L->cloc) : strtod(tmp, NULL);
+        if (isinf(t->fval))
+            pk_error(L->c, t->loc, "float literal '%.*s' is too large (past f64's range)",
+                     (int)(q - s > 32 ? 32 : q - s), s);
     } else if (overflow) {
         pk_error(L->c, t->loc, "integer literal '%.*s' is too large",
                  (int)(q - s > 32 ? 32 : q - s), s);

@@ -59,7 +59,7 @@ cat >"$tmp/srcname.json" <<'EOF'
 EOF
 expect 1 "mine.pk:2:7: error: unknown name 'J'" -- "$plume" cook "$tmp/srcname.json" --out "$tmp/srcname"
 sed 's/"k": 0.5/"k": "half"/' "$bad/kernel_nodes.json" >"$tmp/kstr.json"
-expect 1 "node 'scale': kernel parameter 'k' takes a number" -- "$plume" cook "$tmp/kstr.json" --out "$tmp/kstr"
+expect 1 "node 'scale': kernel parameter 'k' takes a finite number" -- "$plume" cook "$tmp/kstr.json" --out "$tmp/kstr"
 # --out naming a file: refused before the cook, and a refused scene leaves no empty folder
 : >"$tmp/afile"
 expect 1 "cannot create output folder $tmp/afile: Not a directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/afile" --frames 1-1

@@ -140,6 +140,21 @@ EOF
   done
 done
 
+# Data past the voxels a field can hold (a field origin 500 units away: the sphere's voxels
+# land near index 5000) is refused naming the node, the field and the range, not "block
+# activation failed".
+cat >"$tmp/far.json" <<EOF
+{"plume_scene": 1, "name": "far", "frames": {"start": 1, "end": 1, "fps": 24},
+ "fields": [{"name": "density", "type": "f32", "voxel_size": 0.1, "origin": [-500, 0, 0], "background": 0}],
+ "nodes": [{"name": "imp", "type": "org.plume.vdb.import", "params": {"file": "$tmp/sphere.vdb", "mode": "replace"}, "bind": {"target": "density"}},
+           {"name": "export", "type": "org.plume.vdb.export", "params": {"file": "s_####.vdb"}}],
+ "init": ["imp"], "substep": [], "frame": ["export"]}
+EOF
+"$plume" cook "$tmp/far.json" --out "$tmp/far" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -qF "node 'imp' (org.plume.vdb.import): field 'density': voxels at (" "$tmp/err" \
+  && grep -qF "lie outside the voxels the field can hold (-2048..2047" "$tmp/err" \
+  || fail "import past the field's range: exit $rc: $(head -c 400 "$tmp/err")"
+
 # A kernel's scalar parameters take what fits their type, and nothing else: no silent wrap of
 # an i32, no f32 turned inf; u32 parameters can be set (they could not). One box filled with the
 # parameter's value; the scene's error names its JSON path.

@@ -32,6 +32,12 @@ mkdir -p "$tmp/fsz"
 rc=$?
 [ "$rc" = 1 ] && grep -q "File too large" "$tmp/err" || fail "ulimit -f: exit $rc: $(cat "$tmp/err")"
 [ -z "$(ls -A "$tmp/fsz")" ] || fail "ulimit -f left files: $(ls -A "$tmp/fsz")"
+# A converted frame keeps its frame number (pipelines read plume_frame), into a folder made for it.
+"$plume" vdb convert "$tmp/default/smoke_0002.vdb" "$tmp/conv/sub/c.vdb" 2>"$tmp/err" || fail "convert: $(cat "$tmp/err")"
+"$plume" vdb info --json "$tmp/conv/sub/c.vdb" 2>"$tmp/err" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["metadata"]
+assert m["plume_frame"]["value"] == "2", m' || fail "convert lost plume_frame: $(cat "$tmp/err")"
 # Bad input.
 "$plume" vdb info "$tmp/none.vdb" 2>"$tmp/err"; [ $? = 1 ] && grep -q "none.vdb" "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
 echo "not a vdb" >"$tmp/bad.vdb"

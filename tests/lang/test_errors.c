@@ -147,6 +147,20 @@ static const err_case cases[] = {
      "t.pk:2:13: error: integer literal -1 does not fit in u32\n"
      "    u32 x = -1;\n"
      "            ^\n", 0},
+    {"type: float literal past f32 (it would be inf)",
+     "kernel k() {\n"
+     "    f32 x = 1e39;\n"
+     "}\n",
+     "t.pk:2:13: error: float literal 1e+39 does not fit in f32 (at most about 3.4e38)\n"
+     "    f32 x = 1e39;\n"
+     "            ^\n", 0},
+    {"type: float literal past f64",
+     "kernel k() {\n"
+     "    f64 x = 1e99999;\n"
+     "}\n",
+     "t.pk:2:13: error: float literal '1e99999' is too large (past f64's range)\n"
+     "    f64 x = 1e99999;\n"
+     "            ^\n", 0},
     {"type: swizzle beyond the vector",
      "func f32 f(vec2 v) { return v.z; }\n",
      "t.pk:1:31: error: vec2 has no component 'z'\n"
