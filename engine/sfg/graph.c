@@ -64,8 +64,11 @@ int sfg_node_init(sfg_node *n, sfg_ir ir, uint64_t base_hash, const sfg_task_met
         memcpy(n->args, args, args_size);
         n->args_size = args_size;
     }
-    if (name)
-        snprintf(n->name, sizeof n->name, "%s", name);
+    if (name) { /* copied, not printed: every launched and replayed task comes through here */
+        size_t len = strnlen(name, sizeof n->name - 1);
+        memcpy(n->name, name, len);
+        n->name[len] = 0;
+    }
     return SFG_OK;
 }
 
