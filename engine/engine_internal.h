@@ -43,6 +43,10 @@ struct eng_context {
      * threads or LLVM). */
     eng_program **programs;
     uint32_t nprograms;
+    /* released by their users while launches of theirs were still queued: freed once those
+     * have run (eng_program_release) */
+    eng_program **retired;
+    uint32_t nretired;
     int runtime_ready;
     cpu_pool *pool;
     jit *jit;

@@ -28,6 +28,11 @@ typedef struct eng_kernel eng_kernel;
 /* Compiles `len` bytes of `src`; `file` names it in diagnostics. */
 int eng_program_compile(eng_context *ctx, const char *file, const char *src, size_t len,
                         eng_program **out);
+/* The caller is done with p and its kernels (a kernel node whose code changed, or that goes):
+ * p is freed as soon as no queued launch of its kernels can still run (at once when nothing
+ * is queued, else after the next sync), instead of staying until the context goes. p may be
+ * NULL. Threading: the context's thread, outside any cook of p's kernels. */
+void eng_program_release(eng_context *ctx, eng_program *p);
 uint32_t eng_program_kernel_count(const eng_program *p);
 /* The warnings of a program that compiled (file:line:col, the line and a caret each, as the
  * errors are rendered), or NULL when it had none; owned by the program. */

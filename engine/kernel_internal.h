@@ -52,5 +52,7 @@ struct eng_program {
 
 void eng_kernel_release(eng_kernel *k);
 void eng_programs_free(eng_context *ctx);
+/* Frees the retired programs: nothing queued or running can use them any more. */
+void eng_programs_free_retired(eng_context *ctx);
 
 #endif

@@ -14,6 +14,7 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
                     "%s: kernels are not available: this Plume was built without LLVM 16",
                     file ? file : "<input>");
 }
+void eng_program_release(eng_context *ctx, eng_program *p) { (void)ctx; (void)p; }
 uint32_t eng_program_kernel_count(const eng_program *p) { (void)p; return 0; }
 const char *eng_program_warnings(const eng_program *p) { (void)p; return NULL; }
 eng_kernel *eng_program_kernel(eng_program *p, uint32_t i) { (void)p; (void)i; return NULL; }

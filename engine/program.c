@@ -2,6 +2,8 @@
  * plugin turns into node parameters and ports. */
 #include "engine/engine_internal.h"
 #include "engine/kernel_internal.h"
+#include "engine/launcher.h"
+#include "engine/sfg/sfg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,15 @@ static void program_free(eng_program *p)
     free(p);
 }
 
+void eng_programs_free_retired(eng_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->nretired; i++)
+        program_free(ctx->retired[i]);
+    free(ctx->retired);
+    ctx->retired = NULL;
+    ctx->nretired = 0;
+}
+
 void eng_programs_free(eng_context *ctx)
 {
     for (uint32_t i = 0; i < ctx->nprograms; i++)
@@ -46,6 +57,33 @@ void eng_programs_free(eng_context *ctx)
     free(ctx->programs);
     ctx->programs = NULL;
     ctx->nprograms = 0;
+    eng_programs_free_retired(ctx);
+}
+
+void eng_program_release(eng_context *ctx, eng_program *p)
+{
+    uint32_t i = 0;
+    while (p && i < ctx->nprograms && ctx->programs[i] != p)
+        i++;
+    if (!p || i == ctx->nprograms)
+        return; /* not this context's, or released already */
+    ctx->programs[i] = ctx->programs[--ctx->nprograms];
+    /* Queued launches carry the addresses of its kernels' buffers; batches flushed earlier may
+     * still run (a launch thread, a GPU stream). With nothing queued, waiting for those is
+     * enough; their errors stay for the next sync to report. */
+    if (!ctx->runtime_ready || !sfg_pending(ctx->queue)) {
+        if (ctx->runtime_ready)
+            eng_launcher_wait(ctx);
+        program_free(p);
+        return;
+    }
+    eng_program **grown = realloc(ctx->retired, (ctx->nretired + 1) * sizeof *grown);
+    if (!grown) {
+        ctx->programs[ctx->nprograms++] = p; /* kept until the context goes, as before */
+        return;
+    }
+    ctx->retired = grown;
+    ctx->retired[ctx->nretired++] = p;
 }
 
 int eng_program_compile(eng_context *ctx, const char *file, const char *src, size_t len,

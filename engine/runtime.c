@@ -2,6 +2,7 @@
  * counters, and the hooks that keep host access to fields ordered with queued tasks. */
 #define _GNU_SOURCE
 #include "engine/engine_internal.h"
+#include "engine/kernel_internal.h"
 #include "engine/passes/passes.h"
 #include "engine/sfg/sfg_ir_meta.h"
 #include "engine/codegen/jit_disk.h"
@@ -167,6 +168,8 @@ int eng_sync(eng_context *ctx)
         sfg_forget(ctx->queue);
         ctx->exec_rc = rc;
     }
+    /* nothing queued, nothing running: programs their users let go can go now */
+    eng_programs_free_retired(ctx);
     return rc;
 }
 

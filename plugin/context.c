@@ -5,6 +5,7 @@
 #include "plugin/write_queue.h"
 #include "engine/kernel.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,40 @@ pl_context *pl_context_get(const plume_context *ctx)
     return handle_get((uintptr_t)ctx, HK_CONTEXT);
 }
 
+/* The context whose host callback this thread is in (callbacks run on the context's thread). */
+static __thread pl_context *tls_callback_ctx;
+
+int pl_in_callback(const pl_context *ctx) { return ctx && tls_callback_ctx == ctx; }
+int pl_in_any_callback(void) { return tls_callback_ctx != NULL; }
+
+plume_status pl_refuse_in_callback(pl_context *ctx, const char *fn)
+{
+    if (!ctx->err_saved)
+        ctx->err_saved = strdup(ctx->err);
+    snprintf(ctx->err, sizeof ctx->err,
+             "%s: called from a host callback (log, progress or is_cancelled) of the same context, "
+             "which is in the middle of a call; there only last_error, context_info, get_stats "
+             "and discovery may be called", fn);
+    return PLUME_ERR_INVALID_ARGUMENT;
+}
+
+static pl_context *callback_enter(pl_context *ctx)
+{
+    pl_context *prev = tls_callback_ctx;
+    tls_callback_ctx = ctx;
+    return prev;
+}
+
+static void callback_leave(pl_context *ctx, pl_context *prev)
+{
+    tls_callback_ctx = prev;
+    if (ctx->err_saved) {
+        snprintf(ctx->err, sizeof ctx->err, "%s", ctx->err_saved);
+        free(ctx->err_saved);
+        ctx->err_saved = NULL;
+    }
+}
+
 plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
 {
     char *dst = ctx ? ctx->err : tls_err;
@@ -36,8 +71,11 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     vsnprintf(dst, n, fmt, ap);
     va_end(ap);
     /* A stop the host asked for is news, not an error. */
-    if (ctx && ctx->host.log)
+    if (ctx && ctx->host.log) {
+        pl_context *prev = callback_enter(ctx);
         ctx->host.log(ctx->host.user, status == PLUME_ERR_CANCELLED ? PLUME_LOG_INFO : PLUME_LOG_ERROR, dst);
+        callback_leave(ctx, prev);
+    }
     return status;
 }
 
@@ -49,8 +87,11 @@ void pl_log_text(pl_context *ctx, plume_log_level level, const char *text)
     while (n && text[n - 1] == '\n')
         n--;
     char *copy = strndup(text, n);
-    if (copy)
+    if (copy) {
+        pl_context *prev = callback_enter(ctx);
         ctx->host.log(ctx->host.user, level, copy);
+        callback_leave(ctx, prev);
+    }
     free(copy);
 }
 
@@ -63,7 +104,9 @@ void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    pl_context *prev = callback_enter(ctx);
     ctx->host.log(ctx->host.user, level, buf);
+    callback_leave(ctx, prev);
 }
 
 void pl_progress(pl_context *ctx, double fraction, const char *stage)
@@ -79,7 +122,9 @@ void pl_progress(pl_context *ctx, double fraction, const char *stage)
         snprintf(text, sizeof text, "%s: %s", ctx->progress_at, stage);
     else
         snprintf(text, sizeof text, "%s", stage);
+    pl_context *prev = callback_enter(ctx);
     ctx->host.progress(ctx->host.user, fraction < 0 ? 0 : fraction > 1 ? 1 : fraction, text);
+    callback_leave(ctx, prev);
 }
 
 /* The engine's long work (compiling), on the context's thread. */
@@ -92,7 +137,12 @@ static void engine_progress(void *user, const char *stage, uint32_t done, uint32
 
 int pl_cancelled(pl_context *ctx)
 {
-    return ctx && ctx->host.is_cancelled && ctx->host.is_cancelled(ctx->host.user);
+    if (!ctx || !ctx->host.is_cancelled)
+        return 0;
+    pl_context *prev = callback_enter(ctx);
+    int c = ctx->host.is_cancelled(ctx->host.user) != 0;
+    callback_leave(ctx, prev);
+    return c;
 }
 
 /* The engine polls this while a batch's kernels compile (the first frame's long wait). */
@@ -123,11 +173,16 @@ const char *pl_last_error(const plume_context *handle)
     return ctx ? ctx->err : "invalid context handle (NULL, destroyed, or not a context)";
 }
 
-#define GET_CTX(var, handle)                                                                    \
+#define GET_CTX_ANYWHERE(var, handle)                                                           \
     pl_context *var = pl_context_get(handle);                                                   \
     if (!var)                                                                                   \
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE,                                         \
                        "%s: invalid context handle (NULL, destroyed, or not a context)", __func__ + 3)
+/* ... and not from one of its own callbacks */
+#define GET_CTX(var, handle)                                                                    \
+    GET_CTX_ANYWHERE(var, handle);                                                              \
+    if (pl_in_callback(var))                                                                    \
+        return pl_refuse_in_callback(var, __func__ + 3)
 
 plume_status pl_context_create(const plume_context_options *o, const plume_host *h,
                                plume_context **out)
@@ -154,6 +209,11 @@ plume_status pl_context_create(const plume_context_options *o, const plume_host 
     if (opts.threads > 1024)
         return pl_fail(NULL, PLUME_ERR_OUT_OF_RANGE, "context_create: %u threads is more than 1024",
                        opts.threads);
+    uint32_t passes = PLUME_PASS_LISTGEN | PLUME_PASS_DEMOTE | PLUME_PASS_FUSION | PLUME_PASS_DSE;
+    if (opts.disabled_passes & ~passes)
+        return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT,
+                       "context_create: disabled_passes 0x%x has bits of no pass (PLUME_PASS_* only)",
+                       opts.disabled_passes);
 
     /* A host struct of size 0 would silently drop every callback: refuse it instead. */
     if (h && h->struct_size < offsetof(plume_host, user) + sizeof h->user)
@@ -221,6 +281,10 @@ void pl_context_destroy(plume_context *handle)
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return;
+    if (pl_in_callback(ctx)) { /* its call is still running: left alone, and said so */
+        pl_refuse_in_callback(ctx, "context_destroy");
+        return;
+    }
     handle_drop(ctx->handle);
     pl_checkpoint_wait(ctx, 0); /* the last frame's checkpoint lands before the context goes */
     pl_wq_destroy(ctx->writes, ctx); /* and so do its files (the checkpoint waited for them) */
@@ -229,12 +293,13 @@ void pl_context_destroy(plume_context *handle)
         pl_node_free(ctx->nodes[i]);
     free(ctx->nodes);
     eng_destroy(ctx->eng);
+    free(ctx->err_saved);
     free(ctx);
 }
 
 plume_status pl_context_info(plume_context *handle, plume_context_info *out)
 {
-    GET_CTX(ctx, handle);
+    GET_CTX_ANYWHERE(ctx, handle);
     if (!out || out->struct_size < sizeof(uint32_t))
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "context_info: out is NULL or has no struct_size");
     plume_context_info info = {sizeof info, ctx->device, ctx->device_name, ctx->device_note,
@@ -265,6 +330,16 @@ plume_status pl_field_declare(plume_context *handle, const plume_field_desc *d)
     if (!(d->voxel_size > 0) || !isfinite(d->voxel_size))
         return pl_fail(ctx, PLUME_ERR_OUT_OF_RANGE, "field_declare: field '%s': voxel size must be > 0",
                        d->name);
+    for (int a = 0; a < 3; a++)
+        if (!isfinite(d->origin[a]) || !isfinite(d->background[a]) || fabs(d->background[a]) > FLT_MAX)
+            return pl_fail(ctx, PLUME_ERR_OUT_OF_RANGE,
+                           "field_declare: field '%s': origin and background must be finite numbers "
+                           "(background within f32's range)", d->name);
+    for (const unsigned char *c = (const unsigned char *)d->name; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) /* a grid name in a file, a word in messages */
+            return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                           "field_declare: a field name may not hold control characters (a newline, "
+                           "a tab, ...)");
     eng_field_desc ed = {d->name, d->value_type == PLUME_VALUE_VEC3 ? ENG_VEC3 : ENG_F32,
                          d->layout, d->voxel_size, {d->origin[0], d->origin[1], d->origin[2]},
                          {(float)d->background[0], (float)d->background[1], (float)d->background[2]}};
@@ -277,11 +352,11 @@ plume_status pl_field_stat(plume_context *handle, const char *name, plume_field_
                            double *out)
 {
     GET_CTX(ctx, handle);
-    if (!out)
-        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_stat: out is NULL");
+    if (!out || !name)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "field_stat: %s is NULL", out ? "field" : "out");
     eng_field *f = eng_field_find(ctx->eng, name);
     if (!f)
-        return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "field_stat: no field named '%s'", name ? name : "(null)");
+        return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "field_stat: no field named '%s'", name);
     /* A statistic is a sync point: queued tasks run now, and their errors are reported here. */
     int rc = eng_sync(ctx->eng);
     if (rc)
@@ -316,6 +391,16 @@ plume_status pl_cook(plume_context *handle, plume_node *const *nodes, uint32_t c
         memcpy(&ci, info, n);
         ci.struct_size = sizeof ci;
     }
+    /* a NaN or infinite step turns every field it touches into NaN or zero, silently */
+    if (!isfinite(ci.dt) || ci.dt < 0 || !isfinite(ci.time))
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "cook: info.dt must be finite and >= 0 and info.time finite (dt %g, time %g)",
+                       ci.dt, ci.time);
+    /* substep == substeps: the frame's own stage, after its substeps (as `plume cook` does) */
+    if (ci.substeps < 1 || ci.substep > ci.substeps)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "cook: info.substep %u of info.substeps %u (substeps >= 1, substep <= substeps)",
+                       ci.substep, ci.substeps);
     /* Resolve every handle before doing any work, so a bad list cooks nothing. */
     for (uint32_t i = 0; i < count; i++) {
         pl_node *n = pl_node_get(nodes[i]);
@@ -363,7 +448,7 @@ plume_status pl_sync(plume_context *handle)
 
 plume_status pl_get_stats(plume_context *handle, plume_stats *out)
 {
-    GET_CTX(ctx, handle);
+    GET_CTX_ANYWHERE(ctx, handle);
     if (!out || out->struct_size < sizeof(uint32_t))
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "get_stats: out is NULL or has no struct_size");
     plume_stats s = ctx->stats;

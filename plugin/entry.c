@@ -22,6 +22,11 @@ static plume_status plugin_init(void)
  * compile, checkpoint writer) would otherwise outlive a dlclose, parked in unmapped code. */
 static void plugin_deinit(void)
 {
+    if (pl_in_any_callback()) { /* the context that called the host is mid-call: kept */
+        pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT,
+                "deinit: called from a host callback, inside a call on a context; ignored");
+        return;
+    }
     pthread_mutex_lock(&init_lock);
     if (init_count > 0 && --init_count == 0) {
         uintptr_t h;
@@ -35,6 +40,23 @@ static void plugin_deinit(void)
         handle_table_release();
     }
     pthread_mutex_unlock(&init_lock);
+}
+
+/* Contexts only between init and the last deinit: a context made outside would keep its threads
+ * running past the dlclose that no deinit prepared (the header's contract, now enforced). */
+static plume_status context_create(const plume_context_options *o, const plume_host *h,
+                                   plume_context **out)
+{
+    pthread_mutex_lock(&init_lock);
+    int live = init_count > 0;
+    pthread_mutex_unlock(&init_lock);
+    if (!live) {
+        if (out)
+            *out = NULL;
+        return pl_fail(NULL, PLUME_ERR_INVALID_ARGUMENT,
+                       "context_create: call init() first (and not after the last deinit())");
+    }
+    return pl_context_create(o, h, out);
 }
 
 static uint32_t node_type_count(void) { return pl_registry_count(); }
@@ -79,7 +101,7 @@ static const plume_plugin table = {
     .node_type = node_type,
     .find_node_type = find_node_type,
     .get_extension = get_extension,
-    .context_create = pl_context_create,
+    .context_create = context_create,
     .context_destroy = pl_context_destroy,
     .context_info = pl_context_info,
     .field_declare = pl_field_declare,

@@ -335,6 +335,8 @@ static plume_status start(plume_context *handle, const char *path, int64_t frame
     *ctx = pl_context_get(handle);
     if (!*ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint %s: invalid context handle", what);
+    if (pl_in_callback(*ctx))
+        return pl_refuse_in_callback(*ctx, what);
     if (!path || !path[0])
         return pl_fail(*ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint %s: no path", what);
     pl_checkpoint_wait(*ctx, 0);
@@ -381,6 +383,8 @@ static plume_status ckpt_save_finish(plume_context *handle)
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint save_finish: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "checkpoint save_finish");
     return pl_checkpoint_wait(ctx, 1);
 }
 
@@ -440,6 +444,8 @@ static plume_status ckpt_info(plume_context *handle, const char *path, int64_t *
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint info: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "checkpoint info");
     if (!path || !frame)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint info: path and frame are required");
     pl_checkpoint_wait(ctx, 0);
@@ -577,6 +583,8 @@ static plume_status ckpt_load(plume_context *handle, const char *path, const cha
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "checkpoint load: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "checkpoint load");
     if (!path || !frame)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "checkpoint load: path and frame are required");
     pl_checkpoint_wait(ctx, 0);

@@ -76,6 +76,8 @@ static plume_status compile(plume_context *handle, const char *file, const char 
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "compile: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "compile");
     if (!source || !text)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "compile: source and text are required");
     *text = NULL;

@@ -7,6 +7,8 @@ static plume_status det_set(plume_context *handle, int32_t on)
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "deterministic set: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "deterministic set");
     /* GPU threads add floats in an order no one chooses: a GPU context cannot promise it. */
     if (on && eng_on_cuda(ctx->eng))
         return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
@@ -20,6 +22,8 @@ static plume_status det_get(plume_context *handle, int32_t *on)
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "deterministic get: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "deterministic get");
     if (!on)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "deterministic get: out is NULL");
     *on = eng_deterministic(ctx->eng);

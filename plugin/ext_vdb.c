@@ -56,6 +56,8 @@ static plume_status vdb_info_json(plume_context *handle, const char *path, char 
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "vdb info: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "vdb info");
     if (!path || !out)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "vdb info: path and out are required");
     *out = NULL;
@@ -117,6 +119,8 @@ static plume_status vdb_convert(plume_context *handle, const char *in, const cha
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "vdb convert: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "vdb convert");
     if (!in || !outp)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "vdb convert: input and output paths are required");
     if (comp < PLUME_VDB_COMPRESS_NONE || comp > PLUME_VDB_COMPRESS_BLOSC)
@@ -189,8 +193,13 @@ static plume_status render_vdb(plume_context *handle, const char *vdb_path, cons
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "render: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "render");
     if (!vdb_path || !png)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "render: the .vdb and the .png paths are required");
+    if (!w != !h) /* both 0: a size from the volume's extent */
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "render: a size of %ux%u: give both sides, or 0x0 for one from the volume", w, h);
     plm_vdb_error e;
     plm_vdb_file *file = NULL;
     if (plm_vdb_open(vdb_path, &file, &e) != PLM_VDB_OK)

@@ -15,7 +15,9 @@ pl_node *pl_node_get(const plume_node *node) { return handle_get((uintptr_t)node
     pl_node *var = pl_node_get(handle);                                                         \
     if (!var)                                                                                   \
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE,                                         \
-                       "%s: invalid node handle (NULL, destroyed, or not a node)", __func__ + 3)
+                       "%s: invalid node handle (NULL, destroyed, or not a node)", __func__ + 3); \
+    if (pl_in_callback(var->ctx))                                                               \
+        return pl_refuse_in_callback(var->ctx, __func__ + 3)
 
 static const char *type_name(plume_param_type t)
 {
@@ -91,6 +93,8 @@ plume_status pl_node_create(plume_context *handle, const char *type_id, const ch
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "node_create: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "node_create");
     if (!out)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "node_create: out is NULL");
     *out = NULL;
@@ -175,6 +179,10 @@ void pl_node_destroy(plume_node *handle)
     if (!n)
         return;
     pl_context *ctx = n->ctx;
+    if (pl_in_callback(ctx)) { /* it may be the node whose cook called the host */
+        pl_refuse_in_callback(ctx, "node_destroy");
+        return;
+    }
     for (uint32_t i = 0; i < ctx->nnodes; i++)
         if (ctx->nodes[i] == n) {
             ctx->nodes[i] = ctx->nodes[--ctx->nnodes];
@@ -187,10 +195,14 @@ void pl_node_destroy(plume_node *handle)
 static int lookup_param(pl_node *n, const char *id, plume_param_type want, const char *setter,
                         plume_status *st)
 {
+    if (!id) {
+        *st = pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "%s: the parameter name is NULL", setter);
+        return -1;
+    }
     int i = param_index(n, id);
     if (i < 0) {
         *st = pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s' (%s) has no parameter '%s'", n->name,
-                      n->type->desc.id, id ? id : "(null)");
+                      n->type->desc.id, id);
         return -1;
     }
     plume_param_type have = n->type->desc.params[i].type;

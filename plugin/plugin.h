@@ -83,11 +83,23 @@ struct pl_context {
      * during it and the sync after; when the host was last told (pl_progress throttles) */
     char progress_at[96];
     double progress_last;
+    /* err as it was before a call refused inside one of this context's host callbacks
+     * (pl_refuse_in_callback); put back when the callback returns, so the outer call's own
+     * message survives. NULL otherwise. */
+    char *err_saved;
 };
 
 /* Waits for the context's pending checkpoint write (save_begin), if any: its failure is
  * returned when `report`, else logged. Context thread (ext_checkpoint.c). */
 plume_status pl_checkpoint_wait(pl_context *ctx, int report);
+
+/* Host callbacks may not call back into their own context (it is in the middle of a call):
+ * only last_error, context_info, get_stats and discovery may. pl_in_callback says whether this
+ * thread is inside one of ctx's callbacks; pl_refuse_in_callback then fails the call `fn`
+ * (PLUME_ERR_INVALID_ARGUMENT) without logging, which would call the host again. */
+int pl_in_callback(const pl_context *ctx);
+int pl_in_any_callback(void); /* of any context: deinit is refused there */
+plume_status pl_refuse_in_callback(pl_context *ctx, const char *fn);
 
 /* Records the context's last error (also sent to the host's log at ERROR level) and returns
  * `status`. ctx may be NULL: the message then goes to the thread's context-less slot. */

@@ -20,7 +20,9 @@ typedef struct pl_volume {
     pl_volume *var = handle_get((uintptr_t)(handle), HK_VOLUME);                                \
     if (!var)                                                                                   \
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE,                                         \
-                       "%s: invalid volume handle (NULL, closed, or not a volume)", __func__ + 3)
+                       "%s: invalid volume handle (NULL, closed, or not a volume)", __func__ + 3); \
+    if (pl_in_callback(var->ctx))                                                               \
+        return pl_refuse_in_callback(var->ctx, __func__ + 3)
 
 static int snapshot(pl_volume *v)
 {
@@ -58,15 +60,19 @@ plume_status pl_volume_open(plume_context *handle, const char *field, plume_volu
     pl_context *ctx = pl_context_get(handle);
     if (!ctx)
         return pl_fail(NULL, PLUME_ERR_INVALID_HANDLE, "volume_open: invalid context handle");
+    if (pl_in_callback(ctx))
+        return pl_refuse_in_callback(ctx, "volume_open");
     if (!out)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "volume_open: out is NULL");
     *out = NULL;
+    if (!field)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "volume_open: field is NULL");
     plume_status st = pl_sync(handle);
     if (st != PLUME_OK)
         return st;
     eng_field *f = eng_field_find(ctx->eng, field);
     if (!f)
-        return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "volume_open: no field named '%s'", field ? field : "(null)");
+        return pl_fail(ctx, PLUME_ERR_NOT_FOUND, "volume_open: no field named '%s'", field);
     pl_volume *v = calloc(1, sizeof *v);
     if (!v || snapshot((v->field = f, v)) != 0 || !(v->handle = handle_new(HK_VOLUME, v))) {
         if (v)
@@ -93,6 +99,10 @@ void pl_volume_close(plume_volume *handle)
     pl_volume *v = handle_get((uintptr_t)handle, HK_VOLUME);
     if (!v)
         return;
+    if (pl_in_callback(v->ctx)) {
+        pl_refuse_in_callback(v->ctx, "volume_close");
+        return;
+    }
     for (pl_volume **p = &v->ctx->volumes; *p; p = &(*p)->next)
         if (*p == v) {
             *p = v->next;

@@ -39,6 +39,8 @@ typedef struct kept {
 } kept;
 
 typedef struct kernel_state {
+    eng_context *eng;       /* where prog was compiled */
+    eng_program *prog;      /* the code's, released when the code changes or the node goes */
     eng_kernel *kernel;     /* NULL until the code compiles */
     char *error;            /* the compile error, reported again at cook */
     plume_port_desc *ports; /* one per field parameter */
@@ -51,6 +53,10 @@ typedef struct kernel_state {
 
 static void state_clear(kernel_state *s)
 {
+    /* an artist editing code compiles it again and again: each program went only with the
+     * context before (about 250 KB each) */
+    if (s->prog)
+        eng_program_release(s->eng, s->prog);
     free(s->error);
     free(s->ports);
     if (s->labels)
@@ -179,6 +185,8 @@ static plume_status compile(pl_node *n)
     eng_program *prog = NULL;
     int rc = eng_program_compile(n->ctx->eng, file, code, strlen(code), &prog);
     eng_kernel *k = NULL;
+    s->eng = n->ctx->eng;
+    s->prog = prog;
     if (rc == 0) {
         /* once per code, as the parameter is set: not every cook */
         pl_log_text(n->ctx, PLUME_LOG_WARNING, eng_program_warnings(prog));
@@ -288,6 +296,23 @@ static const char *value_refused(int kind, plume_param_type type, const double *
     }
 }
 
+/* Whether setter type `type` suits a parameter of kind `kind` at all (its value may still be
+ * out of range): the status tells a host which of the two went wrong. */
+static int setter_fits(int kind, plume_param_type type)
+{
+    switch (kind) {
+    case ENG_P_BOOL: return type == PLUME_PARAM_BOOL || type == PLUME_PARAM_INT;
+    case ENG_P_I32:
+    case ENG_P_U32:
+    case ENG_P_I64: return type == PLUME_PARAM_INT;
+    case ENG_P_F32:
+    case ENG_P_F64: return type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT;
+    case ENG_P_VEC3:
+    case ENG_P_IVEC3: return type == PLUME_PARAM_VEC3;
+    default: return 0;
+    }
+}
+
 static plume_status set_extra(pl_node *n, const char *id, plume_param_type type, const double *num,
                               const char *str)
 {
@@ -303,8 +328,8 @@ static plume_status set_extra(pl_node *n, const char *id, plume_param_type type,
             continue;
         const char *why = value_refused(q->type, type, num);
         if (why)
-            return pl_fail(n->ctx, PLUME_ERR_TYPE_MISMATCH, "node '%s': kernel parameter '%s' takes %s",
-                           n->name, id, why);
+            return pl_fail(n->ctx, setter_fits(q->type, type) ? PLUME_ERR_OUT_OF_RANGE : PLUME_ERR_TYPE_MISMATCH,
+                           "node '%s': kernel parameter '%s' takes %s", n->name, id, why);
         int c = type == PLUME_PARAM_VEC3 ? 3 : 1;
         for (int k = 0; k < c; k++)
             s->values[i].v[k] = num[k];

@@ -111,6 +111,99 @@ static void test_volume_errors(const plume_plugin *api)
     api->context_destroy(ctx);
 }
 
+/* Host callbacks that call back into their own context, which is in the middle of a call:
+ * each such call is refused (INVALID_ARGUMENT) and changes nothing (it used to crash in the
+ * plugin, or with field_stat from is_cancelled, run queued work half way and give other
+ * numbers); the outer call's own result and message stand. */
+typedef struct reentry {
+    const plume_plugin *api;
+    plume_context *ctx;
+    plume_node *node;
+    int polls, logs, refused, accepted;
+    char refusal[512];
+} reentry;
+
+static void try_all(reentry *r)
+{
+    double v = 0;
+    plume_cook_info ci = {sizeof ci, 7, 0, 0.04, 0, 1};
+    plume_volume *vol = NULL;
+    plume_status st[] = {r->api->field_stat(r->ctx, "density", PLUME_STAT_SUM, &v),
+                         r->api->cook(r->ctx, &r->node, 1, &ci), r->api->sync(r->ctx),
+                         r->api->node_set_float(r->node, "radius", 0.2),
+                         r->api->volume_open(r->ctx, "density", &vol)};
+    for (size_t i = 0; i < sizeof st / sizeof *st; i++) {
+        r->refused += st[i] == PLUME_ERR_INVALID_ARGUMENT;
+        r->accepted += st[i] == PLUME_OK;
+    }
+    snprintf(r->refusal, sizeof r->refusal, "%s", r->api->last_error(r->ctx));
+    r->api->node_destroy(r->node);  /* ignored: the node is cooking */
+    r->api->context_destroy(r->ctx); /* ignored: the context is mid-call */
+    r->api->deinit();                /* ignored */
+    plume_context_info info = {.struct_size = sizeof info};
+    r->accepted += r->api->context_info(r->ctx, &info) == PLUME_OK ? 0 : 100; /* allowed */
+}
+
+static int32_t reentry_cancel(void *user)
+{
+    reentry *r = user;
+    if (r->polls++ == 0)
+        try_all(r);
+    return 0;
+}
+
+static void reentry_log(void *user, plume_log_level level, const char *message)
+{
+    (void)level;
+    (void)message;
+    reentry *r = user;
+    if (r->logs++ == 0)
+        try_all(r);
+}
+
+static void test_callback_reentry(const plume_plugin *api)
+{
+    plume_field_desc fd = {sizeof fd, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    plume_cook_info ci = {sizeof ci, 1, 0, 0.04, 0, 1};
+    double want = 0, got = -1;
+    /* the reference: the same cook without callbacks */
+    plume_context *ref = NULL;
+    plume_node *rn = NULL;
+    CHECK_STATUS(api->context_create(NULL, NULL, &ref), PLUME_OK);
+    CHECK_STATUS(api->field_declare(ref, &fd), PLUME_OK);
+    CHECK_STATUS(api->node_create(ref, "org.plume.source.sphere", "s", &rn), PLUME_OK);
+    CHECK_STATUS(api->cook(ref, &rn, 1, &ci), PLUME_OK);
+    CHECK_STATUS(api->field_stat(ref, "density", PLUME_STAT_SUM, &want), PLUME_OK);
+    api->context_destroy(ref);
+    CHECK(want > 0);
+
+    reentry r = {.api = api};
+    plume_host host = {sizeof host, &r, reentry_log, NULL, reentry_cancel};
+    CHECK_STATUS(api->context_create(NULL, &host, &r.ctx), PLUME_OK);
+    CHECK_STATUS(api->field_declare(r.ctx, &fd), PLUME_OK);
+    CHECK_STATUS(api->node_create(r.ctx, "org.plume.source.sphere", "s", &r.node), PLUME_OK);
+    /* from is_cancelled, polled during the cook */
+    CHECK_STATUS(api->cook(r.ctx, &r.node, 1, &ci), PLUME_OK);
+    CHECK(r.polls > 0);
+    CHECK(r.refused == 5);
+    CHECK(r.accepted == 0);
+    if (!strstr(r.refusal, "called from a host callback"))
+        fprintf(stderr, "refusal inside the callback: \"%s\"\n", r.refusal), check_failures++;
+    CHECK(!strstr(api->last_error(r.ctx), "host callback")); /* the cook's own state again */
+    CHECK_STATUS(api->field_stat(r.ctx, "density", PLUME_STAT_SUM, &got), PLUME_OK);
+    CHECK(got == want);
+    /* from log, during a call that fails: its status and message are the outer call's */
+    r.refused = r.accepted = 0;
+    CHECK_STATUS(api->node_set_float(r.node, "radius", -1), PLUME_ERR_OUT_OF_RANGE);
+    CHECK(r.logs > 0);
+    CHECK(r.refused == 5);
+    CHECK_MSG(api, r.ctx, "outside its range");
+    /* the node and the context survived the destroys tried inside */
+    CHECK_STATUS(api->node_set_float(r.node, "radius", 0.3), PLUME_OK);
+    CHECK_STATUS(api->sync(r.ctx), PLUME_OK);
+    api->context_destroy(r.ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -144,6 +237,9 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->context_create(&bad, NULL, &ctx), PLUME_ERR_INVALID_ARGUMENT);
     CHECK(ctx == NULL);
     CHECK_MSG(api, NULL, "unknown device");
+    plume_context_options bad_passes = {sizeof bad, PLUME_DEVICE_CPU, 0, 0, PLUME_MODE_OPTIMIZED, 0xFFFFFFFFu, 0};
+    CHECK_STATUS(api->context_create(&bad_passes, NULL, &ctx), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, NULL, "bits of no pass");
 
     CHECK_STATUS(api->context_create(NULL, NULL, &ctx), PLUME_OK);
     plume_context *other = NULL;
@@ -164,6 +260,8 @@ int main(int argc, char **argv)
     CHECK_MSG(api, ctx, "parameter 'radius' is a float");
     CHECK_STATUS(api->node_set_int(node, "mode", 1), PLUME_ERR_TYPE_MISMATCH);
     CHECK_STATUS(api->node_set_bool(node, "center", 1), PLUME_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(api->node_set_float(node, NULL, 1), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(api->field_stat(ctx, NULL, PLUME_STAT_SUM, &v), PLUME_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(api->node_set_float(node, "no_such_param", 1), PLUME_ERR_NOT_FOUND);
     CHECK_MSG(api, ctx, "no parameter 'no_such_param'");
     CHECK_STATUS(api->node_set_float(node, "radius", -1), PLUME_ERR_OUT_OF_RANGE);
@@ -190,6 +288,30 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->node_bind(node, "target", "vel"), PLUME_OK);
     CHECK_STATUS(api->cook(ctx, &node, 1, &info), PLUME_ERR_TYPE_MISMATCH);
     CHECK_MSG(api, ctx, "needs a f32 field");
+
+    /* Cook times that would turn the fields into NaN or zero, and a field that cannot be. */
+    plume_cook_info bad_ci[] = {{sizeof info, 1, 0, 0.0 / 0.0, 0, 1}, {sizeof info, 1, 0, 1.0 / 0.0, 0, 1},
+                                {sizeof info, 1, 0, -0.04, 0, 1},     {sizeof info, 1, 0.0 / 0.0, 0.04, 0, 1},
+                                {sizeof info, 1, 0, 0.04, 2, 1},      {sizeof info, 1, 0, 0.04, 0, 0}};
+    for (size_t i = 0; i < sizeof bad_ci / sizeof *bad_ci; i++)
+        CHECK_STATUS(api->cook(ctx, &node, 1, &bad_ci[i]), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "info.substep");
+    plume_field_desc nan_origin = {sizeof fd, "nan", PLUME_VALUE_F32, NULL, 0.1, {0, 0.0 / 0.0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &nan_origin), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_MSG(api, ctx, "must be finite");
+    plume_field_desc newline = {sizeof fd, "two\nlines", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &newline), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "control characters");
+    /* A kernel scalar: a value of the wrong kind is a type mismatch, one past its type a range
+     * error. */
+    plume_node *kn = NULL;
+    CHECK_STATUS(api->node_create(ctx, "org.plume.kernel", "k", &kn), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(kn, "code", "kernel k(field<vec3> vel, i32 n) { for (I in vel) { vel[I] = vec3(f32(n)); } }"),
+                 PLUME_OK);
+    CHECK_STATUS(api->node_set_int(kn, "n", 5000000000LL), PLUME_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(api->node_set_float(kn, "n", 1.5), PLUME_ERR_TYPE_MISMATCH);
+    CHECK_STATUS(api->node_set_int(kn, "n", -7), PLUME_OK);
+    api->node_destroy(kn);
 
     /* A node of one context cooked in another. */
     CHECK_STATUS(api->cook(other, &node, 1, &info), PLUME_ERR_INVALID_ARGUMENT);
@@ -246,6 +368,7 @@ int main(int argc, char **argv)
     api->volume_close(ov);
     api->context_destroy(other);
     test_volume_errors(api);
+    test_callback_reentry(api);
 
     /* The last deinit destroys a context the host left alive, threads and all, and a handle
      * from before it is refused after the next init even though a new context takes its slot. */
@@ -279,6 +402,11 @@ int main(int argc, char **argv)
     api->context_destroy(fresh);
 
     api->deinit();
+    /* after the last deinit no context can be made (its threads would outlive the dlclose) */
+    plume_context *late = NULL;
+    CHECK_STATUS(api->context_create(NULL, NULL, &late), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK(late == NULL);
+    CHECK_MSG(api, NULL, "call init() first");
     dlclose(dl);
     CHECK_DONE();
 }

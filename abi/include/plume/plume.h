@@ -23,7 +23,12 @@
  *              time between init() and deinit(); a context and everything created from it
  *              (nodes, volumes) is used by one thread at a time, while different contexts may
  *              cook at the same time on different threads. Host callbacks are only ever called on
- *              the thread that is currently inside a plume call on that context.
+ *              the thread that is currently inside a plume call on that context. A callback may
+ *              call discovery, last_error, and context_info and get_stats of its context, and
+ *              anything on other contexts; any other call on its own context (or that context's
+ *              nodes and volumes), and deinit, is refused with PLUME_ERR_INVALID_ARGUMENT and
+ *              changes nothing: the context is in the middle of a call. Contexts are made
+ *              between init() and the last deinit() only.
  */
 #ifndef PLUME_PLUME_H
 #define PLUME_PLUME_H
@@ -250,7 +255,10 @@ typedef struct plume_stats {
     uint64_t flushes_memoized;   /* of those, optimized by repeating an earlier flush's result */
 } plume_stats;
 
-/* Time of one cook call. */
+/* Time of one cook call. cook refuses (INVALID_ARGUMENT) a dt that is not finite or is
+ * negative, a time that is not finite, substeps 0 and substep > substeps (substep == substeps
+ * is the frame's own stage, after its substeps). A NULL info means frame 0, time 0, dt 1/24, one
+ * substep. */
 typedef struct plume_cook_info {
     uint32_t struct_size;
     int64_t frame;
@@ -341,7 +349,9 @@ typedef struct plume_plugin {
                                 plume_node **out);
     void (*node_destroy)(plume_node *node); /* a NULL or stale handle is ignored */
     /* Typed setters; the type must match the parameter's (ENUM, STRING, FILE_PATH and CODE use
-     * set_string; BOOL uses set_bool). Range checks against the hard range. */
+     * set_string; BOOL uses set_bool). Range checks against the hard range. A kernel node's
+     * scalar parameters (set by name, from its code) also take set_int for a float and 0 or 1
+     * for a bool; a value past the scalar's type is OUT_OF_RANGE (docs/scene-format.md). */
     plume_status (*node_set_bool)(plume_node *node, const char *param, int32_t value);
     plume_status (*node_set_int)(plume_node *node, const char *param, int64_t value);
     plume_status (*node_set_float)(plume_node *node, const char *param, double value);
@@ -443,7 +453,9 @@ typedef struct plume_ext_compile {
 #define PLUME_EXT_RENDER "plume.render/1"
 typedef struct plume_ext_render {
     uint32_t struct_size;
-    /* Render grid `grid` (NULL: the first float grid) of a .vdb file to a PNG, atomically. */
+    /* Render grid `grid` (NULL: the first float grid) of a .vdb file to a PNG, atomically.
+     * width and height both 0: about 512 pixels on the volume's longer side (at most 1024);
+     * one of them 0 alone is INVALID_ARGUMENT. */
     plume_status (*render_vdb)(plume_context *ctx, const char *vdb_path, const char *grid,
                                const char *png_path, uint32_t width, uint32_t height);
 } plume_ext_render;
