@@ -81,10 +81,13 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(eng_thread_err ? eng_thread_err : ctx->err, ENG_ERR_SIZE, fmt, ap);
     va_end(ap);
+    if (!eng_thread_err)
+        ctx->err_code = code;
     return code;
 }
 
 const char *eng_error(const eng_context *ctx) { return ctx ? ctx->err : "no engine context"; }
+int eng_error_code(const eng_context *ctx) { return ctx && ctx->err_code ? ctx->err_code : ENG_EINTERNAL; }
 
 void eng_set_progress(eng_context *ctx, eng_progress_fn fn, void *user)
 {

@@ -50,6 +50,8 @@ eng_context *eng_create(const eng_options *opt);
 const char *eng_create_error(void);
 void eng_destroy(eng_context *ctx);
 const char *eng_error(const eng_context *ctx);
+/* The ENG_E* code that came with eng_error's message (for calls that return only NULL). */
+int eng_error_code(const eng_context *ctx);
 uint64_t eng_memory_bytes(const eng_context *ctx);
 uint64_t eng_memory_budget(const eng_context *ctx);
 int eng_threads(const eng_context *ctx);

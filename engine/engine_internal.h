@@ -36,6 +36,7 @@ struct eng_context {
     eng_field **fields;
     int nfields;
     char err[ENG_ERR_SIZE];
+    int err_code; /* the code eng_fail returned with err */
     eng_mode mode;
     int deterministic; /* eng_set_deterministic: order-dependent tasks run serially */
 #if PLUME_HAVE_KERNELS

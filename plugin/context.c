@@ -28,16 +28,25 @@ pl_context *pl_context_get(const plume_context *ctx)
     return handle_get((uintptr_t)ctx, HK_CONTEXT);
 }
 
-/* The context whose host callback this thread is in (callbacks run on the context's thread). */
-static __thread pl_context *tls_callback_ctx;
+/* Host callbacks under way: per context (a context is used by one thread at a time, and its
+ * callbacks run on that thread), and on this thread for any context (deinit). Counted, so a
+ * callback of one context that cooks another, whose callback runs inside, keeps both marked. */
+static __thread int tls_callback_depth;
 
-int pl_in_callback(const pl_context *ctx) { return ctx && tls_callback_ctx == ctx; }
-int pl_in_any_callback(void) { return tls_callback_ctx != NULL; }
+int pl_in_callback(const pl_context *ctx) { return ctx && ctx->callback_depth > 0; }
+int pl_in_any_callback(void) { return tls_callback_depth > 0; }
+
+/* Inside a callback the context's message is the outer call's: the first change to it there
+ * keeps a copy, put back when the last callback returns. */
+static void keep_outer_error(pl_context *ctx)
+{
+    if (ctx->callback_depth > 0 && !ctx->err_saved)
+        ctx->err_saved = strdup(ctx->err);
+}
 
 plume_status pl_refuse_in_callback(pl_context *ctx, const char *fn)
 {
-    if (!ctx->err_saved)
-        ctx->err_saved = strdup(ctx->err);
+    keep_outer_error(ctx);
     snprintf(ctx->err, sizeof ctx->err,
              "%s: called from a host callback (log, progress or is_cancelled) of the same context, "
              "which is in the middle of a call; there only last_error, context_info, get_stats "
@@ -45,17 +54,16 @@ plume_status pl_refuse_in_callback(pl_context *ctx, const char *fn)
     return PLUME_ERR_INVALID_ARGUMENT;
 }
 
-static pl_context *callback_enter(pl_context *ctx)
+static void callback_enter(pl_context *ctx)
 {
-    pl_context *prev = tls_callback_ctx;
-    tls_callback_ctx = ctx;
-    return prev;
+    ctx->callback_depth++;
+    tls_callback_depth++;
 }
 
-static void callback_leave(pl_context *ctx, pl_context *prev)
+static void callback_leave(pl_context *ctx)
 {
-    tls_callback_ctx = prev;
-    if (ctx->err_saved) {
+    tls_callback_depth--;
+    if (--ctx->callback_depth == 0 && ctx->err_saved) {
         snprintf(ctx->err, sizeof ctx->err, "%s", ctx->err_saved);
         free(ctx->err_saved);
         ctx->err_saved = NULL;
@@ -64,17 +72,23 @@ static void callback_leave(pl_context *ctx, pl_context *prev)
 
 plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
 {
+    if (ctx)
+        keep_outer_error(ctx);
     char *dst = ctx ? ctx->err : tls_err;
     size_t n = ctx ? sizeof ctx->err : sizeof tls_err;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(dst, n, fmt, ap);
     va_end(ap);
-    /* A stop the host asked for is news, not an error. */
-    if (ctx && ctx->host.log) {
-        pl_context *prev = callback_enter(ctx);
-        ctx->host.log(ctx->host.user, status == PLUME_ERR_CANCELLED ? PLUME_LOG_INFO : PLUME_LOG_ERROR, dst);
-        callback_leave(ctx, prev);
+    /* A stop the host asked for is news, not an error. The log gets a copy: what a call inside
+     * the callback writes must not change the text the host is reading. A failure inside a
+     * callback (of a call allowed there) is not logged: that would call the host again. */
+    if (ctx && ctx->host.log && ctx->callback_depth == 0) {
+        char text[sizeof ctx->err];
+        memcpy(text, ctx->err, sizeof text);
+        callback_enter(ctx);
+        ctx->host.log(ctx->host.user, status == PLUME_ERR_CANCELLED ? PLUME_LOG_INFO : PLUME_LOG_ERROR, text);
+        callback_leave(ctx);
     }
     return status;
 }
@@ -88,9 +102,9 @@ void pl_log_text(pl_context *ctx, plume_log_level level, const char *text)
         n--;
     char *copy = strndup(text, n);
     if (copy) {
-        pl_context *prev = callback_enter(ctx);
+        callback_enter(ctx);
         ctx->host.log(ctx->host.user, level, copy);
-        callback_leave(ctx, prev);
+        callback_leave(ctx);
     }
     free(copy);
 }
@@ -104,9 +118,9 @@ void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    pl_context *prev = callback_enter(ctx);
+    callback_enter(ctx);
     ctx->host.log(ctx->host.user, level, buf);
-    callback_leave(ctx, prev);
+    callback_leave(ctx);
 }
 
 void pl_progress(pl_context *ctx, double fraction, const char *stage)
@@ -122,9 +136,9 @@ void pl_progress(pl_context *ctx, double fraction, const char *stage)
         snprintf(text, sizeof text, "%s: %s", ctx->progress_at, stage);
     else
         snprintf(text, sizeof text, "%s", stage);
-    pl_context *prev = callback_enter(ctx);
+    callback_enter(ctx);
     ctx->host.progress(ctx->host.user, fraction < 0 ? 0 : fraction > 1 ? 1 : fraction, text);
-    callback_leave(ctx, prev);
+    callback_leave(ctx);
 }
 
 /* The engine's long work (compiling), on the context's thread. */
@@ -139,9 +153,9 @@ int pl_cancelled(pl_context *ctx)
 {
     if (!ctx || !ctx->host.is_cancelled)
         return 0;
-    pl_context *prev = callback_enter(ctx);
+    callback_enter(ctx);
     int c = ctx->host.is_cancelled(ctx->host.user) != 0;
-    callback_leave(ctx, prev);
+    callback_leave(ctx);
     return c;
 }
 

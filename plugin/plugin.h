@@ -87,6 +87,7 @@ struct pl_context {
      * (pl_refuse_in_callback); put back when the callback returns, so the outer call's own
      * message survives. NULL otherwise. */
     char *err_saved;
+    int callback_depth; /* host callbacks of this context under way (context.c) */
 };
 
 /* Waits for the context's pending checkpoint write (save_begin), if any: its failure is

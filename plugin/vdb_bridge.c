@@ -139,8 +139,8 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
             float *dst = cell;
             if (direct) {
                 float *data = eng_field_block_data(eng, f, bo, 1);
-                if (!data) {
-                    st = eng_fail_on(ctx, eng, ENG_ENOMEM);
+                if (!data) { /* the engine said why: past the field's voxels, or its budget */
+                    st = eng_fail_on(ctx, eng, eng_error_code(eng));
                     break;
                 }
                 dst = data + m * comps;

@@ -578,6 +578,9 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     plume_status st = PLUME_OK;
     int64_t first = sc.frame_start, nframes = 0, done_frames = 0;
     int folder_gone = 0;
+    int64_t gone_frame = 0;   /* the last frame cooked when the folder was found gone */
+    struct timespec intact_at; /* when the lock was last seen in place */
+    clock_gettime(CLOCK_REALTIME, &intact_at);
     /* why the cook stopped, for stderr and the statistics (a farm's report need not parse stderr) */
     char failure[9000] = "";
 #define FAIL(...)                                                                                \
@@ -724,12 +727,14 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
          * a complete bake, and say so rather than the write's own complaint. */
         if (st != PLUME_ERR_CANCELLED && !outdir_lock_intact(lock_fd, out_dir)) {
             folder_gone = 1;
+            gone_frame = f;
             snprintf(failure, sizeof failure,
                      "%s: frame %lld: the output folder %s was removed or replaced during the cook; the frames "
                      "written before are gone: cook again", sc.path, (long long)f, out_dir);
             st = PLUME_ERR_IO;
             break;
         }
+        clock_gettime(CLOCK_REALTIME, &intact_at);
         /* the frame's own error, before a checkpoint's wait below can replace the context's */
         if (st != PLUME_OK && st != PLUME_ERR_CANCELLED)
             snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)f, api->last_error(ctx));
@@ -793,6 +798,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     }
     if (st == PLUME_OK && !outdir_lock_intact(lock_fd, out_dir)) {
         folder_gone = 1;
+        gone_frame = first + done_frames - 1;
         snprintf(failure, sizeof failure,
                  "%s: the output folder %s was removed or replaced during the cook; the frames written before "
                  "are gone: cook again", sc.path, out_dir);
@@ -864,7 +870,7 @@ done:
         api->context_destroy(ctx); /* waits for the frames still being written */
     if (folder_gone) {
         /* the frames queued when the folder went were written into one the writer made again */
-        int n = outdir_drop_recreated(out_dir, sc.outputs, sc.noutputs, first, first + done_frames);
+        int n = outdir_drop_recreated(out_dir, sc.outputs, sc.noutputs, first, gone_frame, intact_at.tv_sec);
         if (n && !quiet)
             fprintf(stderr, "plume: removed %d frame file%s written into %s after it was removed\n", n,
                     n == 1 ? "" : "s", out_dir);

@@ -186,7 +186,7 @@ static void remove_empty_parents(const char *file, const char *dir)
 }
 
 int outdir_drop_recreated(const char *dir, char *const *patterns, uint32_t npatterns, int64_t first,
-                          int64_t last)
+                          int64_t last, time_t not_before)
 {
     char lock[4200];
     snprintf(lock, sizeof lock, "%s/.plume_lock", dir);
@@ -197,11 +197,17 @@ int outdir_drop_recreated(const char *dir, char *const *patterns, uint32_t npatt
     size_t dl = strlen(dir);
     for (uint32_t i = 0; i < npatterns; i++) {
         /* only outputs inside the folder: one elsewhere was not removed with it */
-        if (strncmp(patterns[i], dir, dl) != 0 || patterns[i][dl] != '/')
+        const char *rest = patterns[i] + dl;
+        if (strncmp(patterns[i], dir, dl) != 0 || rest[0] != '/' || strstr(rest, "/../") ||
+            (strlen(rest) >= 3 && !strcmp(rest + strlen(rest) - 3, "/..")))
             continue;
-        for (int64_t f = first; f <= last; f++) {
+        /* the writer holds at most two frames besides the one being cooked */
+        for (int64_t f = last - 3 > first ? last - 3 : first; f <= last; f++) {
             char path[4200];
+            struct stat fs;
             outdir_frame_path(patterns[i], f, path, sizeof path);
+            if (lstat(path, &fs) != 0 || !S_ISREG(fs.st_mode) || fs.st_mtime < not_before)
+                continue;
             if (unlink(path) == 0) {
                 removed++;
                 remove_empty_parents(path, dir);

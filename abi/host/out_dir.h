@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Takes the folder's lock. Returns its descriptor (the caller closes it at the end), or -1
  * after printing why (the holder's pid and host when known). */
@@ -36,12 +37,15 @@ int outdir_clean_temps(const char *dir, uint64_t *bytes);
 void outdir_frame_path(const char *pattern, int64_t frame, char *out, size_t n);
 
 /* After the folder was removed under a cook (outdir_lock_intact 0) and every write of the cook
- * has finished: the writer may have made the folder again for the frames still queued, which
- * would read as a bake missing its first frames. Unless a lock file says another cook owns the
- * new folder, removes each file the patterns name for frames first..last, then each folder on
- * the way up to dir (dir included) that this leaves empty. Returns how many files it removed. */
+ * has finished: the writer may have made the folder again for the frames still queued (at most
+ * the last three before `last`), which would read as a bake missing its first frames. Unless a
+ * lock file says another cook owns the new folder, removes each file the patterns name inside
+ * dir (no ".." on the way) for those frames that was modified at or after `not_before` (when
+ * the old folder was last seen: a folder put there by someone else keeps its older files), then
+ * each folder on the way up to dir (dir included) that this leaves empty. Returns how many files
+ * it removed. */
 int outdir_drop_recreated(const char *dir, char *const *patterns, uint32_t npatterns, int64_t first,
-                          int64_t last);
+                          int64_t last, time_t not_before);
 
 /* Visible (not dot-) entries of the folder. */
 int outdir_count_files(const char *dir);

@@ -1,7 +1,6 @@
 /* check_expr.c — names, operators, indexing and members: resolves parser-only nodes and gives
  * every expression its type. Literals stay "untyped" until their context gives them a type
  * (an operand, a parameter, a declared variable); operations on literals alone are folded. */
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +61,8 @@ static bool fits(int64_t v, int kind) {
 /* A float literal of type f32 past f32's range would become infinite: an error, as an integer
  * literal that does not fit is. */
 static bool float_lit_fits(checker *k, const pk_expr *e, int kind) {
-    if (kind != PK_T_F32 || !(fabs(e->fval) > FLT_MAX))
+    /* below 0x1.ffffffp127 a double rounds to a finite f32 (3.4028235e38 is FLT_MAX written out) */
+    if (kind != PK_T_F32 || !(fabs(e->fval) >= 0x1.ffffffp127))
         return true;
     pk_error(k->c, e->loc, "float literal %g does not fit in f32 (at most about 3.4e38)", e->fval);
     return false;

@@ -8,7 +8,6 @@
 #include "plugin/nodes/node_util.h"
 #include "plugin/plugin.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +240,9 @@ static plume_status param_changed(pl_node *n, uint32_t index)
     return compile(n);
 }
 
+/* Doubles below this round to a finite f32 (at most FLT_MAX); from it on, to infinity. */
+#define F32_LIMIT 0x1.ffffffp127
+
 /* Why a value of setter type `type` cannot go into a kernel parameter of kind `kind` (what the
  * parameter takes, for the message), or NULL when it can. Values arrive as doubles: integers
  * must be whole and fit the parameter's type (a launch would otherwise wrap them), floats finite
@@ -262,11 +264,11 @@ static const char *value_refused(int kind, plume_param_type type, const double *
                    : "an integer from 0 to 4294967295 (u32)";
     case ENG_P_I64:
         /* the value travels as a double: past 2^53 it would not be the integer given */
-        return type == PLUME_PARAM_INT && fabs(num[0]) <= 9007199254740992.0
+        return type == PLUME_PARAM_INT && fabs(num[0]) < 9007199254740992.0
                    ? NULL
-                   : "an integer within +-9007199254740992 (i64 as a node sets it)";
+                   : "an integer within +-9007199254740991 (i64 as a node sets it)";
     case ENG_P_F32:
-        return (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT) && fabs(num[0]) <= FLT_MAX
+        return (type == PLUME_PARAM_FLOAT || type == PLUME_PARAM_INT) && fabs(num[0]) < F32_LIMIT
                    ? NULL
                    : "a finite number within +-3.4e38 (f32)";
     case ENG_P_F64:
@@ -277,7 +279,7 @@ static const char *value_refused(int kind, plume_param_type type, const double *
         if (type != PLUME_PARAM_VEC3)
             return "3 numbers (vec3)";
         for (int c = 0; c < 3; c++)
-            if (!(fabs(num[c]) <= FLT_MAX))
+            if (!(fabs(num[c]) < F32_LIMIT))
                 return "3 finite numbers within +-3.4e38 (vec3)";
         return NULL;
     case ENG_P_IVEC3:

@@ -77,8 +77,8 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                 float local[512];
                 uint64_t mask[8] = {0};
                 float *data = direct ? eng_field_block_data(env->ctx->eng, f, o, 1) : local;
-                if (!data)
-                    return pl_from_engine(env->ctx, ENG_ENOMEM);
+                if (!data) /* the engine said why: past the field's voxels, or its budget */
+                    return pl_from_engine(env->ctx, eng_error_code(env->ctx->eng));
                 if (!direct)
                     eng_field_read_block(f, o, local, mask);
                 for (int i = 0; i < 512; i++) {

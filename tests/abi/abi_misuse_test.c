@@ -144,11 +144,40 @@ static void try_all(reentry *r)
     r->accepted += r->api->context_info(r->ctx, &info) == PLUME_OK ? 0 : 100; /* allowed */
 }
 
+/* A second context whose callback, run while the first's callback is under way (the first's
+ * callback cooks it), reaches back into the first: still refused. */
+typedef struct nested {
+    reentry *outer;
+    plume_context *ctx;
+    plume_node *node;
+    int tried;
+} nested;
+
+static int32_t nested_cancel(void *user)
+{
+    nested *n = user;
+    if (!n->tried++)
+        try_all(n->outer);
+    return 0;
+}
+
 static int32_t reentry_cancel(void *user)
 {
     reentry *r = user;
     if (r->polls++ == 0)
         try_all(r);
+    return 0;
+}
+
+static nested *g_nested;
+
+static int32_t outer_cancel(void *user)
+{
+    reentry *r = user;
+    if (r->polls++ == 0) { /* cook the other context from inside this callback */
+        plume_cook_info ci = {sizeof ci, 1, 0, 0.04, 0, 1};
+        r->accepted += r->api->cook(g_nested->ctx, &g_nested->node, 1, &ci) == PLUME_OK ? 0 : 1000;
+    }
     return 0;
 }
 
@@ -202,6 +231,29 @@ static void test_callback_reentry(const plume_plugin *api)
     CHECK_STATUS(api->node_set_float(r.node, "radius", 0.3), PLUME_OK);
     CHECK_STATUS(api->sync(r.ctx), PLUME_OK);
     api->context_destroy(r.ctx);
+
+    /* nested: A's is_cancelled cooks B, whose is_cancelled calls into A */
+    reentry a = {.api = api};
+    nested b = {.outer = &a};
+    g_nested = &b;
+    plume_host ha = {sizeof ha, &a, NULL, NULL, outer_cancel};
+    plume_host hb = {sizeof hb, &b, NULL, NULL, nested_cancel};
+    CHECK_STATUS(api->context_create(NULL, &ha, &a.ctx), PLUME_OK);
+    CHECK_STATUS(api->context_create(NULL, &hb, &b.ctx), PLUME_OK);
+    CHECK_STATUS(api->field_declare(a.ctx, &fd), PLUME_OK);
+    CHECK_STATUS(api->field_declare(b.ctx, &fd), PLUME_OK);
+    CHECK_STATUS(api->node_create(a.ctx, "org.plume.source.sphere", "s", &a.node), PLUME_OK);
+    CHECK_STATUS(api->node_create(b.ctx, "org.plume.source.sphere", "s", &b.node), PLUME_OK);
+    CHECK_STATUS(api->cook(a.ctx, &a.node, 1, &ci), PLUME_OK);
+    CHECK(b.tried > 0);
+    CHECK(a.refused == 5);
+    CHECK(a.accepted == 0); /* B's cook went through; nothing of A's did */
+    CHECK_STATUS(api->field_stat(a.ctx, "density", PLUME_STAT_SUM, &got), PLUME_OK);
+    CHECK(got == want);
+    CHECK_STATUS(api->field_stat(b.ctx, "density", PLUME_STAT_SUM, &got), PLUME_OK);
+    CHECK(got == want);
+    api->context_destroy(b.ctx);
+    api->context_destroy(a.ctx);
 }
 
 int main(int argc, char **argv)
