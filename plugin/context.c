@@ -80,17 +80,25 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(dst, n, fmt, ap);
     va_end(ap);
+    if (ctx && ctx->hold_error_log)
+        ctx->error_log_held = 1;
+    else if (ctx)
+        pl_log_error(ctx, status);
+    return status;
+}
+
+void pl_log_error(pl_context *ctx, plume_status status)
+{
     /* A stop the host asked for is news, not an error. The log gets a copy: what a call inside
      * the callback writes must not change the text the host is reading. A failure inside a
      * callback (of a call allowed there) is not logged: that would call the host again. */
-    if (ctx && ctx->host.log && ctx->callback_depth == 0) {
-        char text[sizeof ctx->err];
-        memcpy(text, ctx->err, sizeof text);
-        callback_enter(ctx);
-        ctx->host.log(ctx->host.user, status == PLUME_ERR_CANCELLED ? PLUME_LOG_INFO : PLUME_LOG_ERROR, text);
-        callback_leave(ctx);
-    }
-    return status;
+    if (!ctx->host.log || ctx->callback_depth > 0)
+        return;
+    char text[sizeof ctx->err];
+    memcpy(text, ctx->err, sizeof text);
+    callback_enter(ctx);
+    ctx->host.log(ctx->host.user, status == PLUME_ERR_CANCELLED ? PLUME_LOG_INFO : PLUME_LOG_ERROR, text);
+    callback_leave(ctx);
 }
 
 void pl_log_text(pl_context *ctx, plume_log_level level, const char *text)

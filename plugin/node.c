@@ -449,7 +449,10 @@ plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
     }
     if (st == PLUME_OK) {
         pl_cook_env env = {ctx, info, fields};
+        ctx->hold_error_log = 1;
+        ctx->error_log_held = 0;
         st = n->type->cook(n, &env);
+        ctx->hold_error_log = 0;
         /* A failure says which node, also where the message came from below the node (a field
          * the engine could not write, a file the VDB reader refused); compile errors lead with
          * their file:line:col instead. */
@@ -467,6 +470,8 @@ plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
             memcpy(ctx->err, prefix, pl);
             ctx->err[pl + el] = 0;
         }
+        if (st != PLUME_OK && ctx->error_log_held)
+            pl_log_error(ctx, st);
     }
     free(fields);
     return st;

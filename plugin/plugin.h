@@ -88,6 +88,9 @@ struct pl_context {
      * message survives. NULL otherwise. */
     char *err_saved;
     int callback_depth; /* host callbacks of this context under way (context.c) */
+    /* while a node cooks, failures are logged once it returns, with the node's name in front
+     * (pl_node_cook): held = a failure came meanwhile */
+    int hold_error_log, error_log_held;
 };
 
 /* Waits for the context's pending checkpoint write (save_begin), if any: its failure is
@@ -106,6 +109,9 @@ plume_status pl_refuse_in_callback(pl_context *ctx, const char *fn);
  * `status`. ctx may be NULL: the message then goes to the thread's context-less slot. */
 plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Sends the context's current message to the host's log, as pl_fail does (ERROR, or INFO
+ * for a cancel). */
+void pl_log_error(pl_context *ctx, plume_status status);
 /* Logs `text` as it is (any length, several lines; trailing newlines dropped). */
 void pl_log_text(pl_context *ctx, plume_log_level level, const char *text);
 void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)

@@ -190,6 +190,63 @@ static void reentry_log(void *user, plume_log_level level, const char *message)
         try_all(r);
 }
 
+/* A node's failure reaches the host's log as last_error has it: once, naming the node. */
+typedef struct logged {
+    int errors;
+    char last[4096];
+} logged;
+
+static void capture_log(void *user, plume_log_level level, const char *message)
+{
+    logged *l = user;
+    if (level == PLUME_LOG_ERROR) {
+        l->errors++;
+        snprintf(l->last, sizeof l->last, "%s", message);
+    }
+}
+
+static void test_logged_failure(const plume_plugin *api)
+{
+    logged l = {0};
+    plume_host host = {sizeof host, &l, capture_log, NULL, NULL};
+    plume_context *ctx = NULL;
+    CHECK_STATUS(api->context_create(NULL, &host, &ctx), PLUME_OK);
+    plume_field_desc fd = {sizeof fd, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &fd), PLUME_OK);
+    /* a sphere exported, then imported into a field whose origin lies 500 units away: the
+     * file's voxels land past what the field can hold, which the engine says without knowing
+     * the node */
+    char dir[] = "/tmp/plume-abi-log-XXXXXX", file[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(file, sizeof file, "%s/s.vdb", dir);
+    plume_node *sph = NULL, *exp = NULL, *imp = NULL;
+    plume_cook_info ci = {sizeof ci, 1, 0, 0.04, 0, 1};
+    CHECK_STATUS(api->node_create(ctx, "org.plume.source.sphere", "sph", &sph), PLUME_OK);
+    CHECK_STATUS(api->node_create(ctx, "org.plume.vdb.export", "exp", &exp), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(exp, "file", file), PLUME_OK);
+    plume_node *both[2] = {sph, exp};
+    CHECK_STATUS(api->cook(ctx, both, 2, &ci), PLUME_OK);
+    CHECK_STATUS(api->sync(ctx), PLUME_OK);
+    plume_field_desc far = {sizeof far, "far", PLUME_VALUE_F32, NULL, 0.1, {-500, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &far), PLUME_OK);
+    CHECK_STATUS(api->node_create(ctx, "org.plume.vdb.import", "imp", &imp), PLUME_OK);
+    char exported[80];
+    snprintf(exported, sizeof exported, "%s/s_0001.vdb", dir); /* the export's frame pattern */
+    CHECK_STATUS(api->node_set_string(imp, "file", exported), PLUME_OK);
+    CHECK_STATUS(api->node_bind(imp, "target", "far"), PLUME_OK);
+    int before = l.errors;
+    CHECK(api->cook(ctx, &imp, 1, &ci) != PLUME_OK);
+    CHECK(l.errors == before + 1);
+    const char *want = "node 'imp' (org.plume.vdb.import): field 'far': voxels at";
+    if (strncmp(l.last, want, strlen(want)))
+        fprintf(stderr, "logged: \"%s\"\n", l.last);
+    CHECK(strncmp(l.last, want, strlen(want)) == 0);
+    CHECK(strcmp(l.last, api->last_error(ctx)) == 0);
+    unlink(exported);
+    rmdir(dir);
+    api->context_destroy(ctx);
+}
+
 static void test_callback_reentry(const plume_plugin *api)
 {
     plume_field_desc fd = {sizeof fd, "density", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
@@ -421,6 +478,7 @@ int main(int argc, char **argv)
     api->context_destroy(other);
     test_volume_errors(api);
     test_callback_reentry(api);
+    test_logged_failure(api);
 
     /* The last deinit destroys a context the host left alive, threads and all, and a handle
      * from before it is refused after the next init even though a new context takes its slot. */
