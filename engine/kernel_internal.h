@@ -52,6 +52,9 @@ struct eng_program {
 
 void eng_kernel_release(eng_kernel *k);
 void eng_programs_free(eng_context *ctx);
+/* -1 with a file:line:col message in err when a task of fn's is too large for the code
+ * generator to compile in reasonable time (launch.c: MAX_TASK_STMTS); 0 otherwise. */
+int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, char *err, size_t n);
 /* Frees the retired programs: nothing queued or running can use them any more. */
 void eng_programs_free_retired(eng_context *ctx);
 

@@ -2,6 +2,7 @@
  * codegen, emit), printed stage by stage instead of run. */
 #define _GNU_SOURCE
 #include "engine/listing.h"
+#include "engine/kernel_internal.h"
 #include "engine/codegen/ptx.h"
 #include "engine/codegen/task.h"
 #include "engine/engine.h"
@@ -146,6 +147,9 @@ static int list_kernel(FILE *f, const pk_program *prog, const pk_func *fn, int k
     ir_task **tasks = NULL;
     uint32_t nt = 0;
     if (rc == 0 && passes_offload(kt, &tasks, &nt, err, n) != 0)
+        rc = -1;
+    /* the IR prints at any size; the code generator would take minutes on a huge task */
+    if (rc == 0 && kind != ENG_LIST_IR && eng_tasks_size_check(fn, tasks, nt, err, n) != 0)
         rc = -1;
     for (uint32_t i = 0; i < nt && rc == 0; i++) {
         ir_task *t = tasks[i];
