@@ -41,7 +41,8 @@ static int default_info(const pk_var *v, ir_field_info *out, char *err, size_t n
 {
     if (v->type.elem != PK_T_F32 && v->type.elem != PK_T_VEC3) {
         char t[64];
-        snprintf(err, n, "field parameter '%s' of type %s: engine fields hold f32 or vec3", v->name,
+        snprintf(err, n, "%s:%u:%u: error: field parameter '%s' of type %s: a node's fields hold f32 or vec3",
+                 v->loc.file ? v->loc.file : "<input>", v->loc.line, v->loc.col, v->name,
                  pk_type_name(v->type, t, sizeof t));
         return -1;
     }
