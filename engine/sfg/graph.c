@@ -171,10 +171,9 @@ static int insert(sfg_graph *g, uint32_t i) {
     return SFG_OK;
 }
 
-/* The version part of insert() alone, for every pending task in order: what the memo key
- * reads (slot in_ver, in_owner, out_ver) without the edges, reader lists and successor lists a
- * rebuild makes. A memoized flush replaces these tasks anyway, and its replay rebuilds. */
-int sfg_graph_number(sfg_graph *g) {
+/* Every state back to where the last executed batch left it, before the pending tasks are
+ * inserted (or numbered) again. */
+static void reset_states(sfg_graph *g) {
     for (uint32_t s = 0; s < g->n_st; s++) {
         sfg_state_rec *st = &g->st[s];
         st->owner = st->base_owner;
@@ -182,6 +181,13 @@ int sfg_graph_number(sfg_graph *g) {
         st->version = st->base_version;
         st->readers = SFG_NONE;
     }
+}
+
+/* The version part of insert() alone, for every pending task in order: what the memo key
+ * reads (slot in_ver, in_owner, out_ver) without the edges, reader lists and successor lists a
+ * rebuild makes. A memoized flush replaces these tasks anyway, and its replay rebuilds. */
+int sfg_graph_number(sfg_graph *g) {
+    reset_states(g);
     g->n_rd = 0;
     g->n_edge = 0;
     for (uint32_t i = g->first_pending; i < g->n_node; i++) {
@@ -266,13 +272,7 @@ static int build_succ(sfg_graph *g) {
 }
 
 int sfg_graph_rebuild(sfg_graph *g) {
-    for (uint32_t s = 0; s < g->n_st; s++) {
-        sfg_state_rec *st = &g->st[s];
-        st->owner = st->base_owner;
-        st->owner_k = st->base_owner_k;
-        st->version = st->base_version;
-        st->readers = SFG_NONE;
-    }
+    reset_states(g);
     for (uint32_t i = 1; i < g->first_pending; i++)
         for (uint32_t k = 0; k < g->node[i].meta->n_access; k++) {
             g->node[i].slot[k].n_readers = 0;
