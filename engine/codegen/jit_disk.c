@@ -355,10 +355,14 @@ int jit_disk_prune_due(const char *dir)
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime <= now &&
         now - st.st_mtime < 3600)
         return 0;
-    /* marked before the scan, so that jobs starting together mostly leave it to one */
+    /* marked before the scan, so that jobs starting together mostly leave it to one. The
+     * stamp carries this clock's time, not the file system's: a network or virtual file system
+     * may stamp "now" seconds ahead of time(), which read as a stamp from the future and made
+     * every call due. */
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0) {
-        futimens(fd, NULL);
+        struct timespec t[2] = {{.tv_sec = now, .tv_nsec = 0}, {.tv_sec = now, .tv_nsec = 0}};
+        futimens(fd, t);
         close(fd);
     }
     return 1;
