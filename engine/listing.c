@@ -197,7 +197,7 @@ int eng_compile_listing(const char *file, const char *src, size_t len, const cha
         return ENG_LIST_EFAIL;
     }
     if (!pk_result_ok(r)) {
-        snprintf(err, n, "%s", pk_result_text(r));
+        snprintf(err, n, "%s", pk_result_error_text(r));
         size_t k = strlen(err);
         while (k && err[k - 1] == '\n')
             err[--k] = 0;

@@ -95,7 +95,7 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
         return eng_fail(ctx, ENG_ENOMEM, "out of host memory compiling %s", file ? file : "<input>");
     if (!pk_result_ok(r)) {
         /* Keep the whole rendered text: file:line:col, the line and a caret per error. */
-        eng_fail(ctx, ENG_ECOMPILE, "%s", pk_result_text(r));
+        eng_fail(ctx, ENG_ECOMPILE, "%s", pk_result_error_text(r));
         size_t n = strlen(ctx->err);
         while (n && ctx->err[n - 1] == '\n')
             ctx->err[--n] = 0;

@@ -92,7 +92,7 @@ static plume_status compile(plume_context *handle, const char *file, const char 
     const pk_program *prog = pk_result_program(r);
     if (!pk_result_ok(r)) {
         char msg[4000];
-        snprintf(msg, sizeof msg, "%s", pk_result_text(r));
+        snprintf(msg, sizeof msg, "%s", pk_result_error_text(r));
         size_t n = strlen(msg);
         while (n && msg[n - 1] == '\n')
             msg[--n] = 0;

@@ -142,11 +142,24 @@ static void render_one(pk_ctx *c, pk_buf *b, const pk_diag *d) {
     pk_buf_puts(c, b, "^\n");
 }
 
-const char *pk_render_diags(pk_ctx *c) {
+const char *pk_render_diags(pk_ctx *c, int errors_only) {
     pk_buf b = {0};
-    for (uint32_t i = 0; i < c->ndiags; i++)
-        render_one(c, &b, &c->diags[i]);
+    uint32_t skipped = 0;
+    int parent = PK_SEV_ERROR; /* a note goes with the error or warning before it */
+    for (uint32_t i = 0; i < c->ndiags; i++) {
+        const pk_diag *d = &c->diags[i];
+        if (d->severity != PK_SEV_NOTE)
+            parent = d->severity;
+        if (errors_only && parent != PK_SEV_ERROR) {
+            skipped += d->severity == PK_SEV_WARNING;
+            continue;
+        }
+        render_one(c, &b, d);
+    }
     if (c->fatal && (int)c->nerrors >= c->max_errors)
         pk_buf_printf(c, &b, "too many errors; stopped after %u\n", c->nerrors);
+    if (skipped)
+        pk_buf_printf(c, &b, "(and %u warning%s, not shown while there are errors)\n", skipped,
+                      skipped == 1 ? "" : "s");
     return b.data ? b.data : "";
 }

@@ -10,6 +10,7 @@ struct pk_result {
     pk_arena *arena;
     pk_program *program; /* NULL when there are errors */
     const char *text;
+    const char *error_text; /* the errors alone (text itself when there are no warnings) */
     pk_diag *diags;
     uint32_t ndiags, nerrors;
 };
@@ -115,7 +116,10 @@ static pk_result *compile(pk_ctx *cp, const char *file, const char *src, size_t 
     r->diags = c->diags;
     r->ndiags = c->ndiags;
     r->nerrors = c->nerrors;
-    r->text = pk_render_diags(c);
+    r->text = pk_render_diags(c, 0);
+    r->error_text = r->text;
+    if (c->nerrors && c->nerrors < c->ndiags)
+        r->error_text = pk_render_diags(c, 1);
     return r;
 }
 
@@ -143,6 +147,7 @@ pk_result *pk_compile(const char *file, const char *src, size_t len, const pk_op
 int pk_result_ok(const pk_result *r) { return r && r->nerrors == 0; }
 const pk_program *pk_result_program(const pk_result *r) { return r ? r->program : NULL; }
 const char *pk_result_text(const pk_result *r) { return r ? r->text : ""; }
+const char *pk_result_error_text(const pk_result *r) { return r ? r->error_text : ""; }
 uint32_t pk_result_error_count(const pk_result *r) { return r ? r->nerrors : 0; }
 uint32_t pk_result_diag_count(const pk_result *r) { return r ? r->ndiags : 0; }
 const pk_diag *pk_result_diag(const pk_result *r, uint32_t i) {

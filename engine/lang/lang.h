@@ -54,6 +54,10 @@ const pk_program *pk_result_program(const pk_result *r);
 /* Every diagnostic rendered for a terminal: "file:line:col: error: message\n", the source line,
  * a caret line; "" when there are none. */
 const char *pk_result_text(const pk_result *r);
+/* The errors alone, rendered the same way, each with its notes, and a last line counting the
+ * warnings left out: what a failed compile reports, so that a bounded message (an ABI error
+ * string is 4 KB) is not filled with warnings before the first error. */
+const char *pk_result_error_text(const pk_result *r);
 uint32_t pk_result_error_count(const pk_result *r);
 uint32_t pk_result_diag_count(const pk_result *r);
 const pk_diag *pk_result_diag(const pk_result *r, uint32_t i);

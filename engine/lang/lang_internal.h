@@ -129,8 +129,9 @@ void pk_error(pk_ctx *c, pk_loc loc, const char *fmt, ...) __attribute__((format
 void pk_warning(pk_ctx *c, pk_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void pk_note(pk_ctx *c, pk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Renders all diagnostics into a NUL-terminated arena string. */
-const char *pk_render_diags(pk_ctx *c);
+/* Renders every diagnostic, or (errors_only) the errors and their notes with a count of the
+ * warnings left out, into a NUL-terminated arena string. */
+const char *pk_render_diags(pk_ctx *c, int errors_only);
 
 /* lex.c: tokenizes a whole source; the array ends with TK_EOF. */
 pk_token *pk_lex(pk_ctx *c, const pk_source *src, uint32_t *ntokens);

@@ -195,6 +195,12 @@ printf 'kernel bad(field<f32> q) {\n    q[J] = 1.0;\n}\n' >"$tmp/bad.pk"
 expect 1 "bad.pk:2:7: error: unknown name 'J'" -- "$plume" compile "$tmp/bad.pk"
 grep -q '^      \^' "$tmp/err" || { echo "FAIL: compile error has no caret under column 7"; fails=$((fails+1)); }
 expect 1 "cannot read" -- "$plume" compile "$tmp/none.pk"
+# Forty-odd warnings before the one error filled the 4 KB message: the error must still show.
+{ for k in 1 2; do echo "kernel warned$k() {"; for i in $(seq 1 30); do echo "    f32 unused_$i = 1.0;"; done
+  echo '}'; done; printf 'kernel bad() {\n    nope = 1;\n}\n'; } >"$tmp/warned.pk"
+expect 1 "warned.pk:66:5: error: unknown name 'nope'" -- "$plume" compile "$tmp/warned.pk"
+grep -q "and 60 warnings, not shown" "$tmp/err" \
+  || { echo "FAIL: failed compile does not count its warnings: $(tail -c 300 "$tmp/err")"; fails=$((fails+1)); }
 printf 'func f32 twice(f32 x) { return 2.0 * x; }\n' >"$tmp/nokernel.pk"
 expect 0 "nokernel.pk: defines no kernel" -- "$plume" compile "$tmp/nokernel.pk"
 # A loop too large for the code generator (LLVM took 39 s on this one, minutes on larger) is an

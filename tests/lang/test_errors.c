@@ -386,6 +386,44 @@ static void check_cap(void) {
     pk_result_free(r);
 }
 
+/* A failed compile's report (pk_result_error_text) holds the errors with their notes, not the
+ * warnings before them: 60 unused variables render to about 4.5 KB, more than an ABI error
+ * string holds, and the one error comes last. */
+static void check_errors_before_warnings(void) {
+    /* a function with an error gets no unused-variable warnings, so the warnings are in two
+     * other kernels */
+    char src[8192] = "";
+    for (int k = 0; k < 2; k++) {
+        strcat(src, k ? "kernel b() {\n" : "kernel a() {\n");
+        for (int i = 0; i < 30; i++) {
+            char line[64];
+            snprintf(line, sizeof line, "    f32 unused_%02d = 1.0;\n", i);
+            strcat(src, line);
+        }
+        strcat(src, "}\n");
+    }
+    strcat(src, "kernel k() {\n    nope = 1;\n}\n"); /* the error on line 66 */
+    pk_result *r = lt_compile(src, 0);
+    const char *want = "t.pk:66:5: error: unknown name 'nope'\n"
+                       "    nope = 1;\n"
+                       "    ^\n"
+                       "(and 60 warnings, not shown while there are errors)\n";
+    LT_CHECK(strcmp(pk_result_error_text(r), want) == 0, "errors first: got %.300s",
+             pk_result_error_text(r));
+    LT_CHECK(strlen(pk_result_text(r)) > 4096 && strstr(pk_result_text(r), "b(") == NULL && strstr(pk_result_text(r), "t.pk:63:9: warning: unused variable 'unused_29'"),
+             "full text: %zu bytes", strlen(pk_result_text(r)));
+    pk_result_free(r);
+
+    /* without warnings, and with warnings only, the report is the whole text */
+    r = lt_compile("kernel k() {\n    nope = 1;\n}\n", 0);
+    LT_CHECK(strcmp(pk_result_error_text(r), pk_result_text(r)) == 0, "errors only differ");
+    pk_result_free(r);
+    r = lt_compile("kernel k() {\n    f32 u = 1.0;\n}\n", 0);
+    LT_CHECK(pk_result_ok(r) && strstr(pk_result_error_text(r), "unused variable 'u'"),
+             "warnings only: %s", pk_result_error_text(r));
+    pk_result_free(r);
+}
+
 int main(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const err_case *c = &cases[i];
@@ -400,5 +438,6 @@ int main(void) {
     }
     check_nesting();
     check_cap();
+    check_errors_before_warnings();
     return lt_finish("lang_errors");
 }
