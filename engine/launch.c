@@ -35,6 +35,13 @@ static int count_stmt(ir_stmt *st, void *ud)
     return 0;
 }
 
+int eng_error_located(const char *msg, const pk_func *fn)
+{
+    const char *file = fn->loc.file ? fn->loc.file : "<input>";
+    size_t n = strlen(file);
+    return !strncmp(msg, file, n) && msg[n] == ':' && strstr(msg, fn->name) != NULL;
+}
+
 int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, char *err, size_t n)
 {
     for (uint32_t i = 0; i < nt; i++) {
@@ -42,9 +49,10 @@ int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, 
         ir_walk(tasks[i]->body, count_stmt, &size);
         if (size > MAX_TASK_STMTS) {
             snprintf(err, n,
-                     "%s:%u:%u: error: kernel '%s' lowers to %llu statements in one loop, more than "
+                     "%s:%u:%u: error: kernel '%s': lowers to %llu statements in one loop, more than "
                      "%u: compiling it would take tens of seconds or more; write large static loops "
-                     "(`for (static ...)`) as plain loops",
+                     "(`for (static ...)`) as plain loops, and call a function from a loop rather "
+                     "than from many places (each call is inlined)",
                      fn->loc.file ? fn->loc.file : "<input>", fn->loc.line, fn->loc.col, fn->name,
                      (unsigned long long)size, MAX_TASK_STMTS);
             return -1;
@@ -84,7 +92,8 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
     char err[1024];
     ir_task *kt = NULL;
     if (lower_kernel(k->program->prog, k->fn, infos, nf, &kt, err, sizeof err) != 0)
-        return eng_fail(ctx, ENG_ECOMPILE, "kernel '%s': %s", k->fn->name, err);
+        return eng_error_located(err, k->fn) ? eng_fail(ctx, ENG_ECOMPILE, "%s", err)
+                                             : eng_fail(ctx, ENG_ECOMPILE, "kernel '%s': %s", k->fn->name, err);
 #if PLUME_HAVE_OPT
     if (opt_run(kt, 0, NULL, NULL, err, sizeof err) != 0) {
         ir_task_free(kt);

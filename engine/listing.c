@@ -217,17 +217,19 @@ int eng_compile_listing(const char *file, const char *src, size_t len, const cha
         char msg[2048];
         msg[0] = 0;
         if (list_kernel(f, prog, fn, kind, msg, sizeof msg) != 0) {
-            snprintf(err, n, "kernel '%s': %s", fn->name, msg);
+            if (eng_error_located(msg, fn))
+                snprintf(err, n, "%s", msg);
+            else
+                snprintf(err, n, "kernel '%s': %s", fn->name, msg);
             rc = ENG_LIST_EFAIL;
         }
     }
     if (f)
         fclose(f);
-    if (rc == ENG_LIST_OK && !found) {
-        if (kernel && kernel[0])
-            snprintf(err, n, "%s: no kernel named '%s'", file ? file : "<input>", kernel);
-        else
-            snprintf(err, n, "%s: no kernels", file ? file : "<input>");
+    /* A file of functions alone lists nothing, as its check does (the caller warns); a kernel
+     * asked for by name must be there. */
+    if (rc == ENG_LIST_OK && !found && kernel && kernel[0]) {
+        snprintf(err, n, "%s: no kernel named '%s'", file ? file : "<input>", kernel);
         rc = ENG_LIST_ENOTFOUND;
     }
     pk_result_free(r);

@@ -17,12 +17,21 @@ int lw_fail(lw *L, pk_loc loc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(L->err, L->n, "lower '%s' %s:%u:%u: %s", L->kernel->name,
-             loc.file ? loc.file : "<input>", loc.line, loc.col, msg);
+    /* the place first, as the front end's diagnostics, so that editors and terminals find it */
+    snprintf(L->err, L->n, "%s:%u:%u: error: kernel '%s': %s", loc.file ? loc.file : "<input>",
+             loc.line, loc.col, L->kernel->name, msg);
     return -1;
 }
 
 int lw_oom(lw *L, pk_loc loc) { return lw_fail(L, loc, "out of memory"); }
+
+int lw_component_range(lw *L, const pk_expr *e, long long index)
+{
+    /* the front end checks literal indices; this one became a constant by folding */
+    char type[64];
+    return lw_fail(L, e->loc, "component index %lld is out of range for %s", index,
+                   pk_type_name(e->lhs->type, type, sizeof type));
+}
 
 int lw_check(lw *L, const lw_val *v, pk_loc loc)
 {
@@ -258,7 +267,7 @@ done:
         if (L.t)
             ir_task_free(L.t);
         if (!err[0])
-            snprintf(err, n, "lower '%s': failed", kernel->name);
+            snprintf(err, n, "kernel '%s': lowering failed", kernel->name);
     }
     return rc;
 }

@@ -41,7 +41,7 @@
  * Ownership: *out belongs to the caller (ir_task_free). prog and fields are only read.
  * Threads: no global state; different kernels may be lowered on different threads at once
  * (a checked program is read-only).
- * Errors: 0, or -1 with a message in err ("lower 'k' file:line:col: ...") — a field descriptor
+ * Errors: 0, or -1 with a message in err ("file:line:col: error: kernel 'k': ...") — a field descriptor
  * that does not match, an unsupported construct, out of memory. Nothing aborts. */
 #ifndef PLUME_ENGINE_LOWER_H
 #define PLUME_ENGINE_LOWER_H

@@ -91,7 +91,7 @@ static int apply(lw *L, place *p, ir_stmt **cells, int n, int level)
     ir_stmt *ix = p->idx[level];
     if (ix->op == IR_CONST) {
         if (ix->ival < 0 || ix->ival >= count)
-            return lw_fail(L, e->loc, "component %lld of %d", (long long)ix->ival, count);
+            return lw_component_range(L, e, ix->ival);
         return apply(L, p, cells + ix->ival * w, w, level - 1);
     }
     ir_block *after = L->b.block;

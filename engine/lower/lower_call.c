@@ -95,7 +95,7 @@ static int body(lw *L, const pk_expr *e, lw_frame *f, lw_val *out)
         if (!(f->ret_slot[i] = ir_alloca(&L->b, ty)))
             return lw_oom(L, e->loc);
     ir_stmt *w = ir_while(&L->b);
-    if (!w || lw_push_loop(L, w, NULL, 1, 1) != 0)
+    if (!w || lw_push_loop(L, w, NULL, 1, 1, e->loc) != 0)
         return lw_oom(L, e->loc);
     f->wrap = L->nloops - 1;
     ir_builder_at_end(&L->b, w->body);

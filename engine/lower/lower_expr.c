@@ -317,7 +317,7 @@ static int component(lw *L, const pk_expr *e, lw_val *out)
     out->n = w;
     if (ix->op == IR_CONST) {
         if (ix->ival < 0 || ix->ival >= count)
-            return lw_fail(L, e->loc, "component %lld of %d", (long long)ix->ival, count);
+            return lw_component_range(L, e, ix->ival);
         for (int j = 0; j < w; j++)
             out->c[j] = v.c[ix->ival * w + j];
         return 0;

@@ -111,7 +111,11 @@ int lw_assign(lw *L, const pk_stmt *s);
 
 /* lower_stmt.c: *term = 1 when s always jumps away (break, continue, return) */
 int lw_stmt(lw *L, const pk_stmt *s, int *term);
-int lw_push_loop(lw *L, ir_stmt *ir, const pk_stmt *ast, int outer, int inner);
+/* -1 with an error at v[index]: an index known only after folding is out of range. */
+int lw_component_range(lw *L, const pk_expr *e, long long index);
+/* -1 with an error at loc past LW_MAX_LOOP_DEPTH open IR loops, or out of memory. */
+int lw_push_loop(lw *L, ir_stmt *ir, const pk_stmt *ast, int outer, int inner, pk_loc loc);
+enum { LW_MAX_LOOP_DEPTH = 56 };
 /* Pops the innermost loop; the builder goes after it, where pending exits are passed on. */
 int lw_pop_loop(lw *L, pk_loc loc);
 /* Jumps out of every IR loop up to and including loops[target]. */

@@ -11,8 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lw_push_loop(lw *L, ir_stmt *ir, const pk_stmt *ast, int outer, int inner)
+int lw_push_loop(lw *L, ir_stmt *ir, const pk_stmt *ast, int outer, int inner, pk_loc loc)
 {
+    /* The code generator keeps at most CG_MAX_LOOPS (64) loops open in one task; a few are
+     * left for its own. Caught here, the error names the loop in the source. */
+    if (L->nloops >= LW_MAX_LOOP_DEPTH)
+        return lw_fail(L, loc, "loops nested more than %d deep (an ivec box loop counts one a "
+                       "dimension, a function with an early return one a call)", LW_MAX_LOOP_DEPTH);
     if (L->nloops == L->caploops) {
         int cap = L->caploops ? 2 * L->caploops : 16;
         lw_loop *g = realloc(L->loops, (size_t)cap * sizeof *g);
@@ -105,7 +110,7 @@ static int serial_range(lw *L, const pk_stmt *s, const lw_val *lo, const lw_val 
     ir_stmt *loops[3];
     for (int a = n - 1; a >= 0; a--) {
         loops[a] = ir_range_for(&L->b, lo->c[a], hi->c[a], 0);
-        if (!loops[a] || lw_push_loop(L, loops[a], s, a == n - 1, a == 0) != 0)
+        if (!loops[a] || lw_push_loop(L, loops[a], s, a == n - 1, a == 0, s->loc) != 0)
             return lw_oom(L, s->loc);
         ir_builder_at_end(&L->b, loops[a]->body);
     }
@@ -147,7 +152,7 @@ static int parallel_box(lw *L, const pk_stmt *s, const lw_val *lo, const lw_val 
         total = a ? lw_bin(L, IR_MUL, total, ext[a]) : ext[a];
     }
     ir_stmt *loop = ir_range_for(&L->b, ir_const_int(&L->b, IR_I64, 0), total, 1);
-    if (!loop || lw_push_loop(L, loop, s, 1, 1) != 0)
+    if (!loop || lw_push_loop(L, loop, s, 1, 1, s->loc) != 0)
         return lw_oom(L, s->loc);
     ir_builder_at_end(&L->b, loop->body);
     ir_stmt *rest = ir_loop_index(&L->b, loop, 0), *idx[3];
@@ -186,7 +191,7 @@ static int for_range(lw *L, const pk_stmt *s)
     int rc;
     if (lo.n == 1) {
         ir_stmt *loop = ir_range_for(&L->b, lo.c[0], hi.c[0], 1);
-        if (!loop || lw_push_loop(L, loop, s, 1, 1) != 0) {
+        if (!loop || lw_push_loop(L, loop, s, 1, 1, s->loc) != 0) {
             L->parallel = 0;
             return lw_oom(L, s->loc);
         }
@@ -213,7 +218,7 @@ static int for_field(lw *L, const pk_stmt *s)
     if (!at_top(L))
         return lw_fail(L, s->loc, "struct-for outside the kernel's top level");
     ir_stmt *loop = ir_struct_for(&L->b, slot);
-    if (!loop || lw_push_loop(L, loop, s, 1, 1) != 0)
+    if (!loop || lw_push_loop(L, loop, s, 1, 1, s->loc) != 0)
         return lw_oom(L, s->loc);
     ir_builder_at_end(&L->b, loop->body);
     ir_stmt *idx[3];
@@ -231,7 +236,7 @@ static int for_field(lw *L, const pk_stmt *s)
 static int while_loop(lw *L, const pk_stmt *s)
 {
     ir_stmt *w = ir_while(&L->b);
-    if (!w || lw_push_loop(L, w, s, 1, 1) != 0)
+    if (!w || lw_push_loop(L, w, s, 1, 1, s->loc) != 0)
         return lw_oom(L, s->loc);
     ir_builder_at_end(&L->b, w->body);
     lw_val c;

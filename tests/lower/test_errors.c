@@ -35,22 +35,22 @@ static void descriptors(void)
     ir_task_free(t);
 
     ir_field_info bad_elem[2] = {lt_field("a", IR_I32, 1, 3, 3), ok[1]};
-    const char *p1[] = {"lower 'k' t.pk:1:", "parameter 'a'", "i32 x1", "f32 x1", NULL};
+    const char *p1[] = {"t.pk:1:", "parameter 'a'", "i32 x1", "f32 x1", NULL};
     expect_error(src, bad_elem, 2, p1);
 
     ir_field_info bad_comps[2] = {ok[0], lt_field("v", IR_F32, 1, 2, 3)};
-    const char *p2[] = {"lower 'k' t.pk:1:", "parameter 'v'", "f32 x3", NULL};
+    const char *p2[] = {"t.pk:1:", "parameter 'v'", "f32 x3", NULL};
     expect_error(src, bad_comps, 2, p2);
 
     ir_field_info bad_dim[2] = {ok[0], lt_field("v", IR_F32, 3, 3, 3)};
-    const char *p3[] = {"lower 'k' t.pk:1:", "parameter 'v'", "dimension 3", "needs 2", NULL};
+    const char *p3[] = {"t.pk:1:", "parameter 'v'", "dimension 3", "needs 2", NULL};
     expect_error(src, bad_dim, 2, p3);
 
-    const char *p4[] = {"lower 'k' t.pk:1:", "no field descriptor", "'v'", NULL};
+    const char *p4[] = {"t.pk:1:", "no field descriptor", "'v'", NULL};
     expect_error(src, ok, 1, p4);
 
     ir_field_info three[3] = {ok[0], ok[1], ok[0]};
-    const char *p5[] = {"lower 'k' t.pk:1:", "3 field descriptors for 2 field parameters", NULL};
+    const char *p5[] = {"t.pk:1:", "3 field descriptors for 2 field parameters", NULL};
     expect_error(src, three, 3, p5);
 
     ir_task *out = (ir_task *)&out;
@@ -118,9 +118,67 @@ static void stdlib_and_elements(void)
     ir_task_free(t);
 }
 
+/* A source of `n` nested loops inside the kernel's struct-for: a box loop over ivec3 (three
+ * IR loops each) or a plain range loop. Returns a malloc'd text. */
+static char *nested_source(int n, int box)
+{
+    size_t cap = 200 + (size_t)n * 160;
+    char *src = malloc(cap);
+    size_t len = (size_t)snprintf(src, cap, "kernel k(field<f32> q, i32 m) {\n    for (I in q) {\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(src + len, cap - len,
+                                box ? "for (P%d in ivec3(0, 0, 0) .. ivec3(m, m, m)) {\n"
+                                    : "for (j%d in 0 .. m) {\n", i);
+    len += (size_t)snprintf(src + len, cap - len, "q[I] = 1.0;\n");
+    for (int i = 0; i < n + 2; i++)
+        len += (size_t)snprintf(src + len, cap - len, "}\n");
+    return src;
+}
+
+/* Errors found while lowering start with the place, as the front end's do
+ * ("file:line:col: error: kernel 'k': ..."), and name the line that crosses a limit: loops
+ * nested past what the code generator keeps open (it said "loops nested deeper than 64" with
+ * no place, and 90 box loops "the IR does not verify"), a component index that is a constant
+ * only after folding. */
+static void located(void)
+{
+    ir_field_info fi[1] = {lt_field("q", IR_F32, 1, 3, 3)};
+    /* the struct-for and 55 loops: 56 open, the limit */
+    char *src = nested_source(55, 0);
+    char err[1024] = "";
+    ir_task *t = lt_lower(src, "k", fi, 1, err, sizeof err);
+    CHECK(t != NULL);
+    if (!t)
+        fprintf(stderr, "%s\n", err);
+    ir_task_free(t);
+    free(src);
+    /* one more: the loop on line 58 (2 + 56) is the 57th */
+    src = nested_source(56, 0);
+    const char *deep[] = {"t.pk:58:1: error: kernel 'k': loops nested more than 56 deep", NULL};
+    expect_error(src, fi, 1, deep);
+    free(src);
+    /* box loops: 18 of them are 54 IR loops with the struct-for's 55; the 19th crosses at its
+     * own line (2 + 19 = 21) */
+    src = nested_source(30, 1);
+    const char *boxes[] = {"t.pk:21:1: error: kernel 'k': loops nested more than 56 deep", NULL};
+    expect_error(src, fi, 1, boxes);
+    free(src);
+
+    const char *folded = "kernel k(field<vec3> v) {\n"
+                         "    for (I in v) {\n"
+                         "        i32 n = 5;\n"
+                         "        v[I] = vec3(v[I][n]);\n"
+                         "    }\n"
+                         "}\n";
+    ir_field_info vf[1] = {lt_field("v", IR_F32, 3, 3, 3)};
+    const char *comp[] = {"t.pk:4:", ": error: kernel 'k': component index 5 is out of range for vec3", NULL};
+    expect_error(folded, vf, 1, comp);
+}
+
 int main(void)
 {
     descriptors();
+    located();
     arguments();
     stdlib_and_elements();
     CHECK_DONE();
