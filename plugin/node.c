@@ -447,6 +447,23 @@ plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
             st = pl_fail(ctx, PLUME_ERR_TYPE_MISMATCH, "node '%s': port '%s' needs a %s field but '%s' is a %s field",
                          n->name, p->id, want == 3 ? "vec3" : "f32", name, want == 3 ? "f32" : "vec3");
     }
+    /* A field written through one port and also bound to another would be read while it is
+     * overwritten (a stencil reads neighbours it already changed): kernels assume their field
+     * parameters never alias, and no node reads such a pair in a defined order. */
+    for (uint32_t i = 0; i < n->nports && st == PLUME_OK; i++)
+        for (uint32_t j = i + 1; j < n->nports && st == PLUME_OK; j++) {
+            if (!fields[i] || fields[i] != fields[j])
+                continue;
+            const plume_port_desc *a = &n->ports[i], *b = &n->ports[j];
+            if (a->direction == PLUME_PORT_IN && b->direction == PLUME_PORT_IN)
+                continue;
+            const plume_port_desc *w = a->direction != PLUME_PORT_IN ? a : b;
+            st = pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                         "node '%s': ports '%s' and '%s' are both bound to field '%s', which port "
+                         "'%s' writes: a node's ports must be different fields when one of them "
+                         "is written (bind the output to another field)",
+                         n->name, a->id, b->id, eng_field_info(fields[i])->name, w->id);
+        }
     if (st == PLUME_OK) {
         pl_cook_env env = {ctx, info, fields};
         ctx->hold_error_log = 1;

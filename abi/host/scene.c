@@ -576,6 +576,21 @@ static int check_ports(scene *sc, const plume_plugin *api, plume_context *ctx, p
         if (vec != want)
             return fail(sc, err, n, pp, "port '%s' needs a %s field but '%s' is a %s field",
                         p->id, want ? "vec3" : "f32", name, vec ? "vec3" : "f32");
+        /* as the cook: a written field bound to a second port is read while it changes */
+        for (uint32_t j = 0; j < i; j++) {
+            const plume_port_desc *q;
+            if (api->node_port(node, j, &q) != PLUME_OK)
+                return fail(sc, err, n, jp, "%s", api->last_error(ctx));
+            json_t *qb = bind ? json_object_get(bind, q->id) : NULL;
+            const char *qname = qb ? json_string_value(qb) : q->default_field;
+            if (!qname || strcmp(qname, name) ||
+                (p->direction == PLUME_PORT_IN && q->direction == PLUME_PORT_IN))
+                continue;
+            return fail(sc, err, n, pp, "ports '%s' and '%s' are both bound to field '%s', which "
+                        "port '%s' writes: a node's ports must be different fields when one of "
+                        "them is written (bind the output to another field)", q->id, p->id, name,
+                        p->direction != PLUME_PORT_IN ? p->id : q->id);
+        }
     }
     return 0;
 }

@@ -421,6 +421,29 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->node_set_float(kn, "n", 1.5), PLUME_ERR_TYPE_MISMATCH);
     CHECK_STATUS(api->node_set_int(kn, "n", -7), PLUME_OK);
     api->node_destroy(kn);
+    /* One field on a port that is read and on one that is written: refused before anything
+     * runs (the scene reader has the same check, tests/cli/kernel_scene_test.sh). Two ports
+     * that only read it are fine. */
+    CHECK_STATUS(api->node_create(ctx, "org.plume.kernel", "alias", &kn), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(kn, "code", "kernel k(field<vec3> a, field<vec3> b) { for (I in a) { b[I] = a[I]; } }"),
+                 PLUME_OK);
+    CHECK_STATUS(api->node_bind(kn, "a", "vel"), PLUME_OK);
+    CHECK_STATUS(api->node_bind(kn, "b", "vel"), PLUME_OK);
+    CHECK_STATUS(api->cook(ctx, &kn, 1, &info), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "ports 'a' and 'b' are both bound to field 'vel', which port 'b' writes");
+    api->node_destroy(kn);
+    CHECK_STATUS(api->node_create(ctx, "org.plume.kernel", "alias", &kn), PLUME_OK);
+    CHECK_STATUS(api->node_set_string(kn, "code",
+                                      "kernel k(field<vec3> a, field<vec3> b, field<vec3> c) { for (I in a) { c[I] = a[I] + b[I]; } }"),
+                 PLUME_OK);
+    CHECK_STATUS(api->node_bind(kn, "a", "vel"), PLUME_OK);
+    CHECK_STATUS(api->node_bind(kn, "b", "vel"), PLUME_OK);
+    plume_field_desc out = {sizeof fd, "sum", PLUME_VALUE_VEC3, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+    CHECK_STATUS(api->field_declare(ctx, &out), PLUME_OK);
+    CHECK_STATUS(api->node_bind(kn, "c", "sum"), PLUME_OK);
+    CHECK_STATUS(api->cook(ctx, &kn, 1, &info), PLUME_OK);
+    CHECK_STATUS(api->sync(ctx), PLUME_OK);
+    api->node_destroy(kn);
 
     /* A node of one context cooked in another. */
     CHECK_STATUS(api->cook(other, &node, 1, &info), PLUME_ERR_INVALID_ARGUMENT);

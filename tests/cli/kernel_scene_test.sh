@@ -227,5 +227,26 @@ for code in '{"file": "nul.pk", "x": 1}|unknown key '"'x'" '{"file": "pkdir"}|is
   grep -qF "$want" "$tmp/err" || fail "code $c: want '$want': $(head -c 300 "$tmp/err")"
 done
 
+# One field bound to two ports of a kernel that writes one of them: the stencil read
+# neighbours it had already overwritten (an audit measured a wrong sum, exit 0). Refused at the
+# second port's bind; reading one field through two ports stays allowed.
+cat >"$tmp/blur.pk" <<'PK'
+kernel blur(field<f32> src, field<f32> dst) {
+    for (I in src) {
+        dst[I] = 0.5 * src[I] + 0.1 * (src[I + ivec3(1, 0, 0)] + src[I - ivec3(1, 0, 0)]);
+    }
+}
+kernel sum2(field<f32> a, field<f32> b, field<f32> dst) {
+    for (I in a) {
+        dst[I] = a[I] + b[I];
+    }
+}
+PK
+two='[{"name": "density", "type": "f32", "voxel_size": 0.1}, {"name": "other", "type": "f32", "voxel_size": 0.1}]'
+echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"blur\"}, \"bind\": {\"src\": \"density\", \"dst\": \"density\"}}, $exp]}" >"$tmp/sr.json"
+scene_refused "one field on a read and a written port" "\$.nodes[0].bind.dst: ports 'src' and 'dst' are both bound to field 'density', which port 'dst' writes"
+echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"sum2\"}, \"bind\": {\"a\": \"density\", \"b\": \"density\", \"dst\": \"other\"}}, $exp]}" >"$tmp/sr.json"
+"$plume" cook "$tmp/sr.json" --out "$tmp/sr" --no-checkpoint --quiet 2>"$tmp/err" || fail "one field read through two ports: $(head -c 300 "$tmp/err")"
+
 if [ "$fails" -ne 0 ]; then echo "$fails kernel-scene check(s) failed"; exit 1; fi
 echo "kernel scene checks passed"
