@@ -289,9 +289,16 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
         const ir_field_info *info = eng_field_ir_info(f);
         if (!info)
             return eng_fail(ctx, ENG_EINTERNAL, "field '%s': %s", eng_field_info(f)->name, ctx->err);
-        if (info->dim != q->dim)
-            return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is %d-dimensional but field '%s' is %d-dimensional",
-                            k->fn->name, q->name, q->dim, eng_field_info(f)->name, info->dim);
+        if (info->dim != q->dim) {
+            /* a field's dimensions come from its layout; say which layout gives the kernel's */
+            static const char *const like[4] = {"dense(i,1)", "dense(i,1024)", "dense(ij,64)",
+                                                "default"};
+            return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is %d-dimensional but field '%s' is "
+                            "%d-dimensional (a field's layout sets its dimensions: \"layout\": \"%s\" makes a "
+                            "%d-dimensional one, see docs/scene-format.md)",
+                            k->fn->name, q->name, q->dim, eng_field_info(f)->name, info->dim,
+                            like[q->dim < 4 ? q->dim : 3], q->dim);
+        }
         infos[nf] = *info;
         ids[nf++] = (uint32_t)eng_field_id(f);
     }

@@ -248,5 +248,28 @@ scene_refused "one field on a read and a written port" "\$.nodes[0].bind.dst: po
 echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"sum2\"}, \"bind\": {\"a\": \"density\", \"b\": \"density\", \"dst\": \"other\"}}, $exp]}" >"$tmp/sr.json"
 "$plume" cook "$tmp/sr.json" --out "$tmp/sr" --no-checkpoint --quiet 2>"$tmp/err" || fail "one field read through two ports: $(head -c 300 "$tmp/err")"
 
+# A 0-D field (scene-format.md: "layout": "dense(i,1)") is the target of a reduction: 64
+# voxels of 1.5 sum to 96 in one substep, exported through a port like any field. The default
+# (3-D) layout on it stops the cook naming the layout that fits.
+cat >"$tmp/zd.json" <<'EOF'
+{"plume_scene": 1, "name": "zd", "frames": {"start": 1, "end": 1, "fps": 24},
+ "fields": [{"name": "density", "voxel_size": 0.1}, {"name": "total", "voxel_size": 0.1, "layout": "dense(i,1)"}],
+ "nodes": [{"name": "fill", "type": "org.plume.kernel", "params": {"code": "kernel fill(field<f32> density) { for (I in ivec3(0, 0, 0) .. ivec3(4, 4, 4)) { density[I] = 1.5; } }"}},
+           {"name": "sum", "type": "org.plume.kernel", "params": {"code": "kernel sum(field<f32> density, field<f32, 0> total) { for (I in density) { total[] += density[I]; } }"}},
+           {"name": "export", "type": "org.plume.vdb.export", "params": {"file": "z_####.vdb"}, "bind": {"flame": "total"}}],
+ "init": ["fill"], "substep": ["sum"], "frame": ["export"]}
+EOF
+"$plume" cook "$tmp/zd.json" --out "$tmp/zd" --no-checkpoint --quiet 2>"$tmp/err" || fail "0-D reduction scene: $(head -c 300 "$tmp/err")"
+"$plume" vdb info "$tmp/zd/z_0001.vdb" >"$tmp/info" 2>&1
+grep -Eq 'flame +float .* 1 active voxels' "$tmp/info" || fail "0-D field not exported as one voxel: $(cat "$tmp/info")"
+if "$pyvdb" -c "import pyopenvdb" 2>/dev/null; then
+  "$pyvdb" -c 'import sys, pyopenvdb as vdb; v = vdb.read(sys.argv[1], "flame").getConstAccessor().getValue((0, 0, 0)); sys.exit(0 if v == 96.0 else print(v) or 1)' \
+    "$tmp/zd/z_0001.vdb" || fail "0-D reduction: the sum is not 96"
+else
+  echo "skip: the 0-D sum's value: $pyvdb has no pyopenvdb"
+fi
+sed 's/dense(i,1)/default/' "$tmp/zd.json" >"$tmp/sr.json"
+scene_refused "a 3-D field on a 0-D parameter" "parameter 'total' is 0-dimensional but field 'total' is 3-dimensional (a field's layout sets its dimensions: \"layout\": \"dense(i,1)\""
+
 if [ "$fails" -ne 0 ]; then echo "$fails kernel-scene check(s) failed"; exit 1; fi
 echo "kernel scene checks passed"
