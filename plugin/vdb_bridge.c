@@ -83,14 +83,22 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
                            "%s has voxel size %g but field '%s' has voxel size %g: set the field's voxel_size to "
                            "%g (or resample the file)", what, gi.voxel_size[0], d->name, h, gi.voxel_size[0]);
         /* VDB index (0,0,0) is a voxel centre at the translation; ours has its corner at origin. */
+        double s[3], fit[3];
+        int off = 0;
         for (int k = 0; k < 3; k++) {
-            double s = (gi.index_to_world[k][3] - 0.5 * h - d->origin[k]) / h;
-            if (fabs(s - nearbyint(s)) > 1e-3)
-                return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
-                               "%s is offset by a fraction of a voxel from field '%s' (axis %c: %.4f voxels); "
-                               "adjust the field's origin", what, d->name, "xyz"[k], s);
-            shift[k] = (int32_t)nearbyint(s);
+            s[k] = (gi.index_to_world[k][3] - 0.5 * h - d->origin[k]) / h;
+            off |= fabs(s[k] - nearbyint(s[k])) > 1e-3;
+            /* the origin nearest the field's own that puts the grid's voxels on the field's */
+            fit[k] = gi.index_to_world[k][3] - 0.5 * h - nearbyint(s[k]) * h;
+            shift[k] = (int32_t)nearbyint(s[k]);
         }
+        if (off)
+            return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                           "%s is offset by a fraction of a voxel from field '%s' (x %.4f, y %.4f, z %.4f "
+                           "voxels): set the field's origin to [%.9g, %.9g, %.9g] (a VDB voxel's position "
+                           "is its centre, a field's origin the corner of its voxel (0, 0, 0))",
+                           what, d->name, s[0] - nearbyint(s[0]), s[1] - nearbyint(s[1]),
+                           s[2] - nearbyint(s[2]), fit[0], fit[1], fit[2]);
     }
     if (merge == VDB_MERGE_REPLACE) {
         eng_field_clear(eng, f);

@@ -92,7 +92,14 @@ EOF
   "$plume" cook "$tmp/mismatch.json" --out "$tmp/mm" --quiet 2>"$tmp/err"; rc=$?
   [ $rc = 1 ] && grep -q "voxel size 0.1 but field 'density' has voxel size 0.05" "$tmp/err" \
     || fail "voxel-size mismatch: exit $rc: $(cat "$tmp/err")"
-  sed -i 's/"voxel_size": 0.05}/"voxel_size": 0.1, "origin": [-0.05, -0.05, -0.05]}/' "$tmp/mismatch.json"
+  # The right voxel size at the default origin: the grid's voxel centres sit on the field's
+  # corners, half a voxel off on every axis; the error gives all three and the origin to set
+  # (translation 0 minus half a voxel: -0.05).
+  sed -i 's/"voxel_size": 0.05}/"voxel_size": 0.1}/' "$tmp/mismatch.json"
+  "$plume" cook "$tmp/mismatch.json" --out "$tmp/mm" --quiet 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -qF "(x -0.5000, y -0.5000, z -0.5000 voxels): set the field's origin to [-0.05, -0.05, -0.05]" "$tmp/err" \
+    || fail "half-voxel offset: exit $rc: $(cat "$tmp/err")"
+  sed -i 's/"voxel_size": 0.1}/"voxel_size": 0.1, "origin": [-0.05, -0.05, -0.05]}/' "$tmp/mismatch.json"
   "$plume" cook "$tmp/mismatch.json" --out "$tmp/mm" --quiet 2>"$tmp/err" || fail "matching voxel size: $(cat "$tmp/err")"
   "$plume" render "$src" -o "$tmp/sphere.png" 2>"$tmp/err" || fail "render: $(cat "$tmp/err")"
   [ "$(head -c 8 "$tmp/sphere.png" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "render did not write a PNG"
