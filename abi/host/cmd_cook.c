@@ -58,6 +58,18 @@ static int first_signal_set;       /* atomic: first_signal is written */
  * that had started to cancel died of the copy (status 130). */
 #define SIGNAL_ECHO_S 0.25
 
+/* 1 while the terminal's cursor is at the end of a progress line (no newline yet): what else is
+ * printed first ends it, so that it is kept, and nothing else starts with a blank line (a log
+ * file or --quiet has no progress line). */
+static volatile sig_atomic_t progress_open; /* read by the signal handler too */
+
+static void end_progress_line(void)
+{
+    if (progress_open)
+        fputc('\n', stderr);
+    progress_open = 0;
+}
+
 static void on_sigint(int sig)
 {
     int saved = errno; /* the interrupted code may be about to read it */
@@ -85,8 +97,10 @@ static void on_sigint(int sig)
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
     static const char msg_int[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
     static const char msg_term[] = "\nplume: terminated: cancelling at the next safe point\n";
-    ssize_t w = sig == SIGINT ? write(2, msg_int, sizeof msg_int - 1)
-                              : write(2, msg_term, sizeof msg_term - 1);
+    int skip = !progress_open; /* the leading newline ends a progress line, if one is open */
+    progress_open = 0;
+    ssize_t w = sig == SIGINT ? write(2, msg_int + skip, sizeof msg_int - 1 - (size_t)skip)
+                              : write(2, msg_term + skip, sizeof msg_term - 1 - (size_t)skip);
     (void)w;
     errno = saved;
 }
@@ -104,11 +118,12 @@ static void log_cb(void *user, plume_log_level level, const char *msg)
     (void)user;
     int verbose = cli_verbosity();
     if (level == PLUME_LOG_WARNING) {
-        fputc('\n', stderr); /* off the progress line */
+        end_progress_line();
         cli_warning(msg);
-    }
-    else if ((level == PLUME_LOG_INFO && verbose >= 1) || (level == PLUME_LOG_DEBUG && verbose >= 2))
+    } else if ((level == PLUME_LOG_INFO && verbose >= 1) || (level == PLUME_LOG_DEBUG && verbose >= 2)) {
+        end_progress_line();
         fprintf(stderr, "plume: %s\n", msg);
+    }
 }
 
 /* On a terminal: the last finished frame's line, and the plugin's stage inside the frame
@@ -119,6 +134,7 @@ static void progress_cb(void *user, double fraction, const char *stage)
 {
     (void)user;
     fprintf(stderr, "\r\033[K%s  | %s (%.0f%%)", status_line, stage, 100.0 * fraction);
+    progress_open = 1;
 }
 
 static double now_s(void)
@@ -404,7 +420,8 @@ static void finish_checkpoint(const plume_plugin *api, const plume_ext_checkpoin
         return;
     double c0 = now_s();
     if (ck->save_finish(ctx) != PLUME_OK) {
-        fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)p->frame,
+        end_progress_line();
+        fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)p->frame,
                 api->last_error(ctx));
     } else {
         struct stat cs;
@@ -754,7 +771,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
             double c0 = now_s();
             if (ck->save_begin(ctx, ckpt_path, f, key) != PLUME_OK) {
-                fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
+                end_progress_line();
+                fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
                         api->last_error(ctx));
             } else {
                 json_object_set_new(fj, "checkpoint_ms", json_real((now_s() - c0) * 1e3));
@@ -763,7 +781,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         } else if (ck && checkpoints) {
             double c0 = now_s();
             if (ck->save(ctx, ckpt_path, f, key) != PLUME_OK) {
-                fprintf(stderr, "\nplume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
+                end_progress_line();
+                fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
                         api->last_error(ctx));
             } else {
                 struct stat cs;
@@ -781,6 +800,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
                      "frame %lld/%lld (%lld)  %.0f active voxels  %.1f ms/frame  ETA %s",
                      (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, eta);
             fprintf(stderr, "\r\033[K%s", status_line);
+            progress_open = 1;
         }
         else if (!quiet)
             fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substeps\n",
@@ -793,7 +813,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             snprintf(failure, sizeof failure, "%s: %s", sc.path, api->last_error(ctx));
             st = PLUME_ERR_IO;
         } else {
-            fprintf(stderr, "\nplume: also: %s\n", api->last_error(ctx));
+            end_progress_line();
+            fprintf(stderr, "plume: also: %s\n", api->last_error(ctx));
         }
     }
     if (st == PLUME_OK && !outdir_lock_intact(lock_fd, out_dir)) {
@@ -813,8 +834,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     snprintf(lock_path, sizeof lock_path, "%s/.plume_lock", out_dir);
     if (folder_gone && access(lock_path, F_OK) != 0) /* with a lock there, another cook owns it */
         unlink(ckpt_path);
-    if (tty)
-        fputc('\n', stderr);
+    end_progress_line();
     if (!folder_gone && (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK))) {
         if (done_frames)
             FAIL("cancelled after %lld of %lld frames; complete frames are in %s/%s", (long long)done_frames,

@@ -268,6 +268,14 @@ if "$pyvdb" -c "import pyopenvdb" 2>/dev/null; then
 else
   echo "skip: the 0-D sum's value: $pyvdb has no pyopenvdb"
 fi
+# A warning (an unused variable) in a log that is not a terminal: no blank line before it
+# (there is no progress line to end), with and without --quiet.
+sed 's/{ for (I in density) { total/{ f32 unused = 1.0; for (I in density) { total/' "$tmp/zd.json" >"$tmp/zw.json"
+for q in "" --quiet; do
+  "$plume" cook "$tmp/zw.json" --out "$tmp/zw" --no-checkpoint $q 2>"$tmp/err" || fail "warned cook $q: $(head -c 300 "$tmp/err")"
+  grep -q "warning: unused variable 'unused'" "$tmp/err" || fail "warned cook $q: no warning: $(head -c 300 "$tmp/err")"
+  ! grep -q '^$' "$tmp/err" || fail "warned cook $q: a blank line in the log: $(cat -A "$tmp/err" | head -5)"
+done
 sed 's/dense(i,1)/default/' "$tmp/zd.json" >"$tmp/sr.json"
 scene_refused "a 3-D field on a 0-D parameter" "parameter 'total' is 0-dimensional but field 'total' is 3-dimensional (a field's layout sets its dimensions: \"layout\": \"dense(i,1)\""
 
