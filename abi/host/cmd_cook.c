@@ -718,6 +718,11 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     if (sc.init.count && first == sc.frame_start) {
         plume_cook_info info = {sizeof info, sc.frame_start, (double)sc.frame_start * frame_dt, 0, 0, 1};
         st = api->cook(ctx, sc.init.nodes, sc.init.count, &info);
+        if (st == PLUME_OK) /* init's own error, not frame 1's (its work ran queued) */
+            st = api->sync(ctx);
+        if (st != PLUME_OK && st != PLUME_ERR_CANCELLED)
+            snprintf(failure, sizeof failure, "%s: init (before frame %lld): %s", sc.path,
+                     (long long)sc.frame_start, api->last_error(ctx));
     }
     for (int64_t f = first; st == PLUME_OK && f <= sc.frame_end; f++) {
         double t0 = now_s();

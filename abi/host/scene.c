@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Error reporting: "<file>: <json path>: <message>". */
 static int fail(const scene *sc, char *err, size_t n, const char *jpath, const char *fmt, ...)
@@ -496,6 +497,11 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             snprintf(full, sizeof full, "%s/%s", base, rel);
         if (output && note_output(sc, full, jp, err, n))
             return -1;
+        /* A file to read that is not there stops the cook now, at its place in the scene,
+         * instead of in the node's first cook; a sequence (a run of #) is read frame by frame. */
+        if (!output && !strchr(rel, '#') && access(full, R_OK) != 0)
+            return fail(sc, err, n, jp, "cannot read %s: %s%s", full, strerror(errno),
+                        rel[0] == '/' ? "" : " (a relative path is taken from the scene file's folder)");
         st = api->node_set_string(node, key, full);
         break;
     }

@@ -39,6 +39,20 @@ cat >"$tmp/nofile.json" <<'EOF'
 EOF
 expect 1 "nofile.json: \$.nodes[1].params.file: 'file' must name a file, not nothing" -- "$plume" cook "$tmp/nofile.json" --out "$tmp/nofile"
 [ -z "$(ls "$tmp/nofile" 2>/dev/null)" ] || { echo "FAIL: an empty file name wrote $(ls "$tmp/nofile")"; fails=$((fails+1)); }
+# A file to read that is not there stops the cook when the scene is read, at its JSON path and
+# with the path it looked for (it said "frame 1: node 'imp': ...: cannot open" after init);
+# a sequence (a run of #) is read frame by frame and not checked here.
+mkdir -p "$tmp/sub"
+cat >"$tmp/sub/missing.json" <<'EOF'
+{"plume_scene": 1, "name": "missing", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "density", "voxel_size": 0.1}],
+ "nodes": [{"name": "imp", "type": "org.plume.vdb.import", "params": {"file": "gone.vdb"}, "bind": {"target": "density"}}],
+ "init": ["imp"]}
+EOF
+expect 1 "missing.json: \$.nodes[0].params.file: cannot read $tmp/sub/gone.vdb: No such file or directory (a relative path is taken from the scene file's folder)" -- "$plume" cook "$tmp/sub/missing.json" --out "$tmp/missing"
+[ -z "$(ls "$tmp/missing" 2>/dev/null)" ] || { echo "FAIL: a scene with a missing input wrote $(ls "$tmp/missing")"; fails=$((fails+1)); }
+sed -i 's/gone.vdb/gone_####.vdb/' "$tmp/sub/missing.json"
+expect 1 "missing.json: init (before frame 1): node 'imp'" -- "$plume" cook "$tmp/sub/missing.json" --out "$tmp/missing"
 # A kernel writing outside its field's index range: the message says which voxels the field can
 # hold, not an SNode number
 cat >"$tmp/oob.json" <<'EOF'
