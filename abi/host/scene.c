@@ -231,8 +231,10 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
     }
 
     json_t *fields = json_object_get(root, "fields");
-    if (!json_is_array(fields) || json_array_size(fields) == 0)
+    if (!json_is_array(fields))
         return fail(sc, err, n, "$.fields", "a scene needs an array of fields");
+    if (json_array_size(fields) == 0)
+        return fail(sc, err, n, "$.fields", "a scene needs at least one field (this array is empty)");
     json_t *nodes = json_object_get(root, "nodes");
     if (!json_is_array(nodes))
         return fail(sc, err, n, "$.nodes", "a scene needs an array of nodes");
@@ -398,13 +400,16 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
         else if (json_is_string(v))
             st = api->node_set_string(node, key, json_string_value(v));
         else if (json_is_array(v))
-            return fail(sc, err, n, jp, "'%s' must be a number, true or false, a string or an array of "
-                        "3 numbers; this array is not 3 numbers", key);
+            return fail(sc, err, n, jp, "'%s': an array sets a vec3 or ivec3 parameter and must hold 3 "
+                        "numbers; this one holds %zu element%s%s", key, json_array_size(v),
+                        json_array_size(v) == 1 ? "" : "s",
+                        json_array_size(v) == 3 ? ", not all numbers" : "");
         else
             return fail(sc, err, n, jp, "'%s' must be a number, true or false, a string or an array of "
                         "3 numbers, not %s", key, kind(v));
-        if (st == PLUME_ERR_NOT_FOUND)
-            return fail(sc, err, n, jp, "%s (see `plume nodes`)", api->last_error(ctx));
+        if (st == PLUME_ERR_NOT_FOUND) /* a kernel node lists its own; `plume nodes` the types' */
+            return fail(sc, err, n, jp, "%s%s", api->last_error(ctx),
+                        strstr(api->last_error(ctx), "its parameters") ? "" : " (see `plume nodes`)");
         if (st != PLUME_OK)
             return fail(sc, err, n, jp, "%s", api->last_error(ctx));
         return 0;
@@ -507,6 +512,14 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
     }
     default:
         return fail(sc, err, n, jp, "parameter '%s' has a type this host does not know", key);
+    }
+    if (st != PLUME_OK && p->type == PLUME_PARAM_CODE && st == PLUME_ERR_NOT_FOUND &&
+        find_param(nd, "kernel") && strstr(api->last_error(ctx), "no kernel named")) {
+        /* the code is fine; the kernel it was asked for (set before it) is not in it */
+        char kp[300];
+        size_t base = strlen(jp) - strlen(key);
+        snprintf(kp, sizeof kp, "%.*skernel", (int)base, jp);
+        return fail(sc, err, n, kp, "%s", api->last_error(ctx));
     }
     if (st != PLUME_OK)
         return fail(sc, err, n, jp, "%s", api->last_error(ctx));

@@ -191,9 +191,17 @@ static plume_status compile(pl_node *n)
         pl_log_text(n->ctx, PLUME_LOG_WARNING, eng_program_warnings(prog));
         const char *want = n->values[P_KERNEL].str;
         k = want[0] ? eng_program_find(prog, want) : eng_program_kernel(prog, 0);
-        if (!k && want[0])
-            pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s has no kernel named '%s'", n->name,
-                    file, want);
+        if (!k && want[0]) {
+            char have[1024] = "";
+            size_t len = 0;
+            for (uint32_t i = 0; i < eng_program_kernel_count(prog) && len < sizeof have - 1; i++) {
+                int w = snprintf(have + len, sizeof have - len, "%s%s", i ? ", " : "",
+                                 eng_kernel_name(eng_program_kernel(prog, i)));
+                len = w < 0 || len + (size_t)w >= sizeof have ? sizeof have - 1 : len + (size_t)w;
+            }
+            pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s has no kernel named '%s'%s%s", n->name,
+                    file, want, len ? "; its kernels: " : " (it defines none)", have);
+        }
         else if (!k)
             pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s defines no kernel", n->name, file);
         st = k ? PLUME_OK : PLUME_ERR_NOT_FOUND;
@@ -338,8 +346,22 @@ static plume_status set_extra(pl_node *n, const char *id, plume_param_type type,
         s->values[i].set = 1;
         return PLUME_OK;
     }
-    return pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': kernel '%s' has no parameter '%s'",
-                   n->name, eng_kernel_name(s->kernel), id ? id : "(null)");
+    /* the parameters it does have: neither `plume nodes` nor the scene lists a kernel's */
+    static const char *const kinds[] = {"bool", "i32", "f32", "vec3", "ivec3", "", "", "",
+                                        "u32", "i64", "f64"};
+    char have[1024] = "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < s->nparams && len < sizeof have - 1; i++) {
+        const eng_param *q = eng_kernel_param(s->kernel, i);
+        if (q->type < 0 || q->type > ENG_P_F64 || !kinds[q->type][0])
+            continue; /* fields are ports; other types cannot be set */
+        int w = snprintf(have + len, sizeof have - len, "%s%s (%s)", len ? ", " : "", q->name,
+                         kinds[q->type]);
+        len = w < 0 ? sizeof have - 1 : len + (size_t)w < sizeof have ? len + (size_t)w : sizeof have - 1;
+    }
+    return pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': kernel '%s' has no parameter '%s'; %s%s",
+                   n->name, eng_kernel_name(s->kernel), id ? id : "(null)",
+                   len ? "its parameters: " : "it has no parameters a node can set", have);
 }
 
 static plume_status cook(pl_node *n, pl_cook_env *env)

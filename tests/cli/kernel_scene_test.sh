@@ -183,7 +183,13 @@ refuse u32 -1 "f32(x)" "takes an integer from 0 to 4294967295"
 refuse f32 1e300 "x" "takes a finite number within"
 refuse i64 9007199254740993 "f32(x)" "takes an integer within +-9007199254740991"
 refuse bool 2 "x ? 1.0 : 0.0" "takes true or false"
-refuse vec3 "[1, 2]" "x.x" "this array is not 3 numbers"
+refuse vec3 "[1, 2]" "x.x" "an array sets a vec3 or ivec3 parameter and must hold 3 numbers; this one holds 2 elements"
+# A misspelt scalar lists the kernel's own (`plume nodes` cannot: they come from the code).
+scalar_scene f32 1 "x"
+sed -i 's/"x": 1}/"x": 1, "xx": 2}/' "$tmp/sc.json"
+"$plume" cook "$tmp/sc.json" --out "$tmp/sc" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -qF "\$.nodes[0].params.xx: node 'fill': kernel 'fill' has no parameter 'xx'; its parameters: x (f32)" "$tmp/err" \
+  && ! grep -qF "plume nodes" "$tmp/err" || fail "unknown kernel scalar: exit $rc: $(head -c 300 "$tmp/err")"
 refuse ivec3 "[1, 2.5, 3]" "f32(x.y)" "takes 3 integers"
 for case in "u32|4000000000|f32(x)|4000000000" "i32|-2147483648|f32(x)|-2147483648" "bool|1|x ? 7.0 : 0.0|7" \
             "f64|1e300|f32(x * 1e-299)|10" "i64|9007199254740991|f32(x)|9007199254740991"; do
@@ -247,6 +253,11 @@ echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k
 scene_refused "one field on a read and a written port" "\$.nodes[0].bind.dst: ports 'src' and 'dst' are both bound to field 'density', which port 'dst' writes"
 echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"sum2\"}, \"bind\": {\"a\": \"density\", \"b\": \"density\", \"dst\": \"other\"}}, $exp]}" >"$tmp/sr.json"
 "$plume" cook "$tmp/sr.json" --out "$tmp/sr" --no-checkpoint --quiet 2>"$tmp/err" || fail "one field read through two ports: $(head -c 300 "$tmp/err")"
+
+# A kernel name the code does not define: at the "kernel" key (it was reported at "code"),
+# with the kernels the code has.
+echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"blurr\"}}, $exp]}" >"$tmp/sr.json"
+scene_refused "a kernel the code lacks" "\$.nodes[0].params.kernel: node 'k': $tmp/blur.pk has no kernel named 'blurr'; its kernels: blur, sum2"
 
 # A 0-D field (scene-format.md: "layout": "dense(i,1)") is the target of a reduction: 64
 # voxels of 1.5 sum to 96 in one substep, exported through a port like any field. The default
