@@ -47,7 +47,7 @@ static const char *describe(parser *p, const pk_token *t) {
     return b.data;
 }
 
-static void syntax_error(parser *p, pk_token *t, const char *what) {
+static void syntax_error(parser *p, const pk_token *t, const char *what) {
     if (p->err)
         return;
     pk_error(p->c, t->loc, "expected %s, found %s", what, describe(p, t));
@@ -63,7 +63,21 @@ static bool expect(parser *p, int kind) {
         snprintf(what, sizeof what, "a name");
     else
         snprintf(what, sizeof what, "'%s'", text);
-    syntax_error(p, tok(p), what);
+    /* A ';' missing at the end of a line is reported there, just past the last token, as C
+     * compilers do: the next line's first token is not where the fix goes. */
+    const pk_token *prev = p->pos ? &p->toks[p->pos - 1] : NULL;
+    const pk_token *t = tok(p);
+    if (kind == TK_SEMI && !p->err && prev && t->kind != TK_EOF && prev->loc.file == t->loc.file &&
+        prev->loc.line < t->loc.line && !memchr(prev->start, '\n', prev->len)) {
+        pk_loc at = prev->loc;
+        for (uint32_t i = 0; i < prev->len; i++)
+            at.col += ((unsigned char)prev->start[i] & 0xC0) != 0x80; /* columns count characters */
+        pk_error(p->c, at, "expected ';' at the end of the line, found %s on line %u",
+                 describe(p, t), t->loc.line);
+        p->err = true;
+        return false;
+    }
+    syntax_error(p, t, what);
     return false;
 }
 

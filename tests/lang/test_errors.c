@@ -17,9 +17,9 @@ static const err_case cases[] = {
      "    f32 y = x\n"
      "    f32 z = y;\n"
      "}\n",
-     "t.pk:3:5: error: expected ';', found 'f32'\n"
-     "    f32 z = y;\n"
-     "    ^\n", 0},
+     "t.pk:2:14: error: expected ';' at the end of the line, found 'f32' on line 3\n"
+     "    f32 y = x\n"
+     "             ^\n", 0},
     {"syntax: two errors, recovery at statement level",
      "kernel k(f32 x) {\n"
      "    f32 a = (x;\n"
