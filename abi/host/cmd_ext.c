@@ -70,6 +70,25 @@ static void print_info_text(const char *json_text)
                    (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 0)),
                    (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 1)),
                    (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 2)));
+        if (bb) {
+            /* The world box of the voxel centres: two grids at the same index box can sit in
+             * different places (a translation), which the index box alone does not show. */
+            double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+            for (int corner = 0; corner < 8; corner++) {
+                double ix[3];
+                for (int a = 0; a < 3; a++)
+                    ix[a] = (double)json_integer_value(json_array_get(json_array_get(bb, (corner >> a) & 1), (size_t)a));
+                for (size_t r = 0; r < 3; r++) {
+                    json_t *row = json_array_get(m, r);
+                    double w = json_number_value(json_array_get(row, 3));
+                    for (size_t c = 0; c < 3; c++)
+                        w += json_number_value(json_array_get(row, c)) * ix[c];
+                    lo[r] = fmin(lo[r], w);
+                    hi[r] = fmax(hi[r], w);
+                }
+            }
+            printf(", world [%g %g %g]..[%g %g %g]", lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+        }
         if (!json_is_true(json_object_get(g, "supported")))
             printf("  (unsupported type)");
         printf("\n");

@@ -46,6 +46,13 @@ echo "not a vdb" >"$tmp/bad.vdb"
 
 if [ -d "$data/vdb" ]; then
   src="$data/vdb/oiio_sphere_fog.vdb"
+  # The text listing gives the world box of the voxel centres too: index -12..12 at 0.1 with no
+  # translation is -1.2..1.2; the Arnold file's first grid, index -5..5 translated by (4, 0, 0),
+  # is 3.5..4.5 in x.
+  "$plume" vdb info "$src" >"$tmp/info" 2>&1
+  grep -qF "bbox [-12 -12 -12]..[12 12 12], world [-1.2 -1.2 -1.2]..[1.2 1.2 1.2]" "$tmp/info" || fail "world box: $(cat "$tmp/info")"
+  "$plume" vdb info "$data/vdb/arnold_grids_blosc.vdb" >"$tmp/info" 2>&1
+  grep -qF "bbox [-5 -5 -5]..[5 5 5], world [3.5 -0.5 -0.5]..[4.5 0.5 0.5]" "$tmp/info" || fail "translated world box: $(cat "$tmp/info")"
   head -c 3000 "$src" >"$tmp/trunc.vdb"
   "$plume" vdb info "$tmp/trunc.vdb" 2>"$tmp/err"; [ $? = 1 ] && grep -q "trunc.vdb" "$tmp/err" || fail "truncated: $(cat "$tmp/err")"
   "$plume" vdb convert "$tmp/trunc.vdb" "$tmp/out.vdb" 2>"$tmp/err"; [ $? = 1 ] && [ ! -e "$tmp/out.vdb" ] || fail "convert of a truncated file"
