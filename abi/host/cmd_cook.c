@@ -640,6 +640,25 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     }
     if ((lock_fd = outdir_lock(out_dir)) < 0)
         goto done; /* no statistics: the path may be the running cook's */
+    /* The folders the outputs go to, now rather than when the first frame is written: a path
+     * that cannot be made (under a file, a read-only or special file system) stops the cook at
+     * its place in the scene before anything is simulated; with deferred writes it surfaced a
+     * frame late, after that frame was reported done. Folders named per frame (a # in them)
+     * are made as the frames are written. */
+    for (uint32_t i = 0; i < sc.noutputs; i++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", sc.outputs[i]);
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            continue;
+        *slash = 0;
+        if (strchr(dir, '#'))
+            continue;
+        if (mkdir_p(dir) != 0) {
+            FAIL("%s: %s: cannot create the folder %s: %s", sc.path, sc.output_paths[i], dir, strerror(errno));
+            goto stats;
+        }
+    }
     uint64_t stale_bytes = 0;
     int stale = outdir_clean_temps(out_dir, &stale_bytes);
     if (stale && !quiet)

@@ -53,6 +53,12 @@ expect 1 "missing.json: \$.nodes[0].params.file: cannot read $tmp/sub/gone.vdb: 
 [ -z "$(ls "$tmp/missing" 2>/dev/null)" ] || { echo "FAIL: a scene with a missing input wrote $(ls "$tmp/missing")"; fails=$((fails+1)); }
 sed -i 's/gone.vdb/gone_####.vdb/' "$tmp/sub/missing.json"
 expect 1 "missing.json: init (before frame 1): node 'imp'" -- "$plume" cook "$tmp/sub/missing.json" --out "$tmp/missing"
+# An output whose folder cannot be made (under a file) stops the cook before frame 1, at its
+# JSON path; it was reported a frame late, after that frame was listed as done.
+: >"$tmp/afile"
+sed "s|\"file\": \"\"|\"file\": \"$tmp/afile/sub/x_####.vdb\"|" "$tmp/nofile.json" >"$tmp/underfile.json"
+expect 1 "underfile.json: \$.nodes[1].params.file: cannot create the folder $tmp/afile/sub: Not a directory" -- "$plume" cook "$tmp/underfile.json" --out "$tmp/underfile"
+grep -q "^frame 1" "$tmp/err" && { echo "FAIL: a frame was cooked before the output folder was refused"; fails=$((fails+1)); }
 # A kernel writing outside its field's index range: the message says which voxels the field can
 # hold, not an SNode number
 cat >"$tmp/oob.json" <<'EOF'
