@@ -77,6 +77,10 @@ typedef struct eng_arg {
 } eng_arg;
 
 int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t nargs);
+/* The checks eng_launch makes of field parameter p's field f (present, its components and
+ * dimensions those of the parameter): ENG_OK or the error eng_launch would give. For checking
+ * a node's bindings before anything is launched. */
+int eng_kernel_check_field(eng_context *ctx, const eng_kernel *k, uint32_t p, eng_field *f);
 /* Runs what is queued without waiting for a reader. */
 int eng_flush(eng_context *ctx);
 /* Runs what is queued and reports errors of the tasks (budget). */

@@ -29,6 +29,13 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
     (void)nargs;
     return eng_fail(ctx, ENG_EINVAL, "kernels are not available: this Plume was built without LLVM 16");
 }
+int eng_kernel_check_field(eng_context *ctx, const eng_kernel *k, uint32_t p, eng_field *f)
+{
+    (void)k;
+    (void)p;
+    (void)f;
+    return eng_fail(ctx, ENG_EINVAL, "kernels are not available: this Plume was built without LLVM 16");
+}
 int eng_flush(eng_context *ctx) { (void)ctx; return ENG_OK; }
 int eng_sync(eng_context *ctx) { (void)ctx; return ENG_OK; }
 int eng_set_mode(eng_context *ctx, const eng_mode *mode)

@@ -262,6 +262,31 @@ static int pack_args(eng_context *ctx, eng_kernel *k, const eng_spec *s, const e
     return ENG_OK;
 }
 
+int eng_kernel_check_field(eng_context *ctx, const eng_kernel *k, uint32_t p, eng_field *f)
+{
+    const eng_param *q = &k->params[p];
+    if (!f)
+        return eng_fail(ctx, ENG_EINVAL, "kernel '%s': no field for parameter '%s'", k->fn->name, q->name);
+    int comps = eng_field_components(f);
+    if ((q->type == ENG_P_FIELD_VEC3) != (comps == 3))
+        return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is a field of %s but field '%s' holds %s",
+                        k->fn->name, q->name, q->type == ENG_P_FIELD_VEC3 ? "vec3" : "f32",
+                        eng_field_info(f)->name, comps == 3 ? "vec3" : "f32");
+    const ir_field_info *info = eng_field_ir_info(f);
+    if (!info)
+        return eng_fail(ctx, ENG_EINTERNAL, "field '%s': %s", eng_field_info(f)->name, ctx->err);
+    if (info->dim != q->dim) {
+        /* a field's dimensions come from its layout; say which layout gives the kernel's */
+        static const char *const like[4] = {"dense(i,1)", "dense(i,1024)", "dense(ij,64)", "default"};
+        return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is %d-dimensional but field '%s' is "
+                        "%d-dimensional (a field's layout sets its dimensions: \"layout\": \"%s\" makes a "
+                        "%d-dimensional one, see docs/scene-format.md)",
+                        k->fn->name, q->name, q->dim, eng_field_info(f)->name, info->dim,
+                        like[q->dim < 4 ? q->dim : 3], q->dim);
+    }
+    return ENG_OK;
+}
+
 int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t nargs)
 {
     if (!k || (nargs && !args))
@@ -279,26 +304,10 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
         if (q->type != ENG_P_FIELD_F32 && q->type != ENG_P_FIELD_VEC3)
             continue;
         eng_field *f = args[p].field;
-        if (!f)
-            return eng_fail(ctx, ENG_EINVAL, "kernel '%s': no field for parameter '%s'", k->fn->name, q->name);
-        int comps = eng_field_components(f);
-        if ((q->type == ENG_P_FIELD_VEC3) != (comps == 3))
-            return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is a field of %s but field '%s' holds %s",
-                            k->fn->name, q->name, q->type == ENG_P_FIELD_VEC3 ? "vec3" : "f32",
-                            eng_field_info(f)->name, comps == 3 ? "vec3" : "f32");
+        int frc = eng_kernel_check_field(ctx, k, p, f);
+        if (frc)
+            return frc;
         const ir_field_info *info = eng_field_ir_info(f);
-        if (!info)
-            return eng_fail(ctx, ENG_EINTERNAL, "field '%s': %s", eng_field_info(f)->name, ctx->err);
-        if (info->dim != q->dim) {
-            /* a field's dimensions come from its layout; say which layout gives the kernel's */
-            static const char *const like[4] = {"dense(i,1)", "dense(i,1024)", "dense(ij,64)",
-                                                "default"};
-            return eng_fail(ctx, ENG_ETYPE, "kernel '%s': parameter '%s' is %d-dimensional but field '%s' is "
-                            "%d-dimensional (a field's layout sets its dimensions: \"layout\": \"%s\" makes a "
-                            "%d-dimensional one, see docs/scene-format.md)",
-                            k->fn->name, q->name, q->dim, eng_field_info(f)->name, info->dim,
-                            like[q->dim < 4 ? q->dim : 3], q->dim);
-        }
         infos[nf] = *info;
         ids[nf++] = (uint32_t)eng_field_id(f);
     }

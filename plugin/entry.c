@@ -83,6 +83,8 @@ static const void *get_extension(const char *id)
         return &pl_ext_deterministic;
     if (id && !strcmp(id, PLUME_EXT_DEFERRED_WRITES))
         return &pl_ext_deferred_writes;
+    if (id && !strcmp(id, PLUME_EXT_VALIDATE))
+        return &pl_ext_validate;
     return pl_get_extension(id);
 }
 

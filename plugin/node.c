@@ -418,12 +418,13 @@ const char *pl_param_str(const pl_node *n, const char *id)
     return i < 0 ? "" : n->values[i].str;
 }
 
-plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
+/* The checks made before a node does any work (its cook, and plume.validate/1): ports bound
+ * to declared fields of their kind, no written field on a second port, and the type's own
+ * (a kernel node: its code and the dimensions of its fields). fields[i] gets port i's field.
+ * Validating, a port bound to a scratch field not made yet (a name with ':') is passed over. */
+static plume_status node_checks(pl_node *n, eng_field **fields, int validating)
 {
     pl_context *ctx = n->ctx;
-    eng_field **fields = calloc(n->nports ? n->nports : 1, sizeof *fields);
-    if (!fields)
-        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
     plume_status st = PLUME_OK;
     for (uint32_t i = 0; i < n->nports && st == PLUME_OK; i++) {
         const plume_port_desc *p = &n->ports[i];
@@ -435,6 +436,8 @@ plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
             continue;
         }
         fields[i] = eng_field_find(ctx->eng, name);
+        if (!fields[i] && validating && strchr(name, ':'))
+            continue; /* a scratch field, made by the cook of the node that owns it */
         if (!fields[i]) {
             if (!p->optional || n->bindings[i])
                 st = pl_fail(ctx, PLUME_ERR_MISSING_INPUT,
@@ -464,32 +467,64 @@ plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
                          "is written (bind the output to another field)",
                          n->name, a->id, b->id, eng_field_info(fields[i])->name, w->id);
         }
-    if (st == PLUME_OK) {
+    if (st == PLUME_OK && n->type->validate)
+        st = n->type->validate(n, (eng_field *const *)fields);
+    return st;
+}
+
+/* A failure says which node, also where the message came from below the node (a field the
+ * engine could not write, a file the VDB reader refused); compile errors lead with their
+ * file:line:col instead. */
+static void name_the_node(pl_node *n, plume_status st)
+{
+    pl_context *ctx = n->ctx;
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "'%s'", n->name);
+    if (st == PLUME_OK || st == PLUME_ERR_CANCELLED || st == PLUME_ERR_COMPILE || strstr(ctx->err, quoted))
+        return;
+    char prefix[400];
+    int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);
+    size_t pl = k < 0 ? 0 : (size_t)k < sizeof prefix ? (size_t)k : sizeof prefix - 1;
+    size_t el = strnlen(ctx->err, sizeof ctx->err - 1);
+    if (pl + el >= sizeof ctx->err) /* the message's end goes, not the node's name */
+        el = sizeof ctx->err - 1 - pl;
+    memmove(ctx->err + pl, ctx->err, el);
+    memcpy(ctx->err, prefix, pl);
+    ctx->err[pl + el] = 0;
+}
+
+/* Runs the checks, and then `info`'s cook unless info is NULL, with the failure's message
+ * naming the node and logged once, with the name. */
+static plume_status checks_and_cook(pl_node *n, const plume_cook_info *info)
+{
+    pl_context *ctx = n->ctx;
+    eng_field **fields = calloc(n->nports ? n->nports : 1, sizeof *fields);
+    if (!fields)
+        return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    ctx->hold_error_log = 1;
+    ctx->error_log_held = 0;
+    plume_status st = node_checks(n, fields, info == NULL);
+    if (st == PLUME_OK && info) {
         pl_cook_env env = {ctx, info, fields};
-        ctx->hold_error_log = 1;
-        ctx->error_log_held = 0;
         st = n->type->cook(n, &env);
-        ctx->hold_error_log = 0;
-        /* A failure says which node, also where the message came from below the node (a field
-         * the engine could not write, a file the VDB reader refused); compile errors lead with
-         * their file:line:col instead. */
-        char quoted[300];
-        snprintf(quoted, sizeof quoted, "'%s'", n->name);
-        if (st != PLUME_OK && st != PLUME_ERR_CANCELLED && st != PLUME_ERR_COMPILE &&
-            !strstr(ctx->err, quoted)) {
-            char prefix[400];
-            int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);
-            size_t pl = k < 0 ? 0 : (size_t)k < sizeof prefix ? (size_t)k : sizeof prefix - 1;
-            size_t el = strnlen(ctx->err, sizeof ctx->err - 1);
-            if (pl + el >= sizeof ctx->err) /* the message's end goes, not the node's name */
-                el = sizeof ctx->err - 1 - pl;
-            memmove(ctx->err + pl, ctx->err, el);
-            memcpy(ctx->err, prefix, pl);
-            ctx->err[pl + el] = 0;
-        }
-        if (st != PLUME_OK && ctx->error_log_held)
-            pl_log_error(ctx, st);
     }
+    ctx->hold_error_log = 0;
+    name_the_node(n, st);
+    if (st != PLUME_OK && ctx->error_log_held)
+        pl_log_error(ctx, st);
     free(fields);
     return st;
 }
+
+plume_status pl_node_validate(plume_node *handle)
+{
+    GET_NODE(n, handle);
+    return checks_and_cook(n, NULL);
+}
+
+plume_status pl_node_cook(pl_node *n, const plume_cook_info *info)
+{
+    return checks_and_cook(n, info);
+}
+
+const plume_ext_validate pl_ext_validate = {sizeof pl_ext_validate, pl_node_validate};

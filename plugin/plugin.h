@@ -35,6 +35,9 @@ typedef struct pl_node_type {
      * parameters come from its code). num has 3 entries (bool/int/float use num[0]). */
     plume_status (*set_extra)(pl_node *node, const char *id, plume_param_type type,
                               const double *num, const char *str);
+    /* Optional: the type's own checks before any work, after the ports' (fields[i] is port i's
+     * field, NULL when unbound): what its cook would refuse at once. Changes nothing. */
+    plume_status (*validate)(pl_node *node, eng_field *const *fields);
 } pl_node_type;
 
 /* Replaces an instance's ports (the type's static ones unless set): bindings of ports whose id
@@ -161,6 +164,8 @@ plume_status pl_node_bind(plume_node *node, const char *port, const char *field)
 plume_status pl_node_port_count(plume_node *node, uint32_t *out);
 plume_status pl_node_port(plume_node *node, uint32_t i, const plume_port_desc **out);
 plume_status pl_node_cook(pl_node *n, const plume_cook_info *info);
+/* plume.validate/1: the checks pl_node_cook makes before any work, without cooking. */
+plume_status pl_node_validate(plume_node *node);
 
 plume_status pl_volume_open(plume_context *ctx, const char *field, plume_volume **out);
 void pl_volume_close(plume_volume *vol);
@@ -181,5 +186,7 @@ extern const plume_ext_checkpoint pl_ext_checkpoint;
 extern const plume_ext_deterministic pl_ext_deterministic;
 /* "plume.deferred_writes/1" (ext_deferred.c) */
 extern const plume_ext_deferred_writes pl_ext_deferred_writes;
+/* "plume.validate/1" (node.c) */
+extern const plume_ext_validate pl_ext_validate;
 
 #endif

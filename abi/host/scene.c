@@ -684,6 +684,11 @@ static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, 
         }
         if (check_ports(sc, api, ctx, node, bind, jp, err, n))
             return -1;
+        /* the rest of what the first cook would refuse (ABI 1.8): a kernel's field of the
+         * wrong dimensions, say */
+        const plume_ext_validate *val = api->get_extension(PLUME_EXT_VALIDATE);
+        if (val && val->struct_size >= sizeof *val && val->validate(node) != PLUME_OK)
+            return fail(sc, err, n, jp, "%s", api->last_error(ctx));
     }
     return 0;
 }

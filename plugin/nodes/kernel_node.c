@@ -364,15 +364,41 @@ static plume_status set_extra(pl_node *n, const char *id, plume_param_type type,
                    len ? "its parameters: " : "it has no parameters a node can set", have);
 }
 
+/* What a cook cannot start without: compiled code with its kernel. */
+static plume_status code_ready(pl_node *n, const kernel_state *s)
+{
+    if (s && s->kernel)
+        return PLUME_OK;
+    if (s && s->error)
+        return pl_fail(n->ctx, PLUME_ERR_COMPILE, "%s", s->error);
+    return pl_fail(n->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': its 'code' parameter is empty", n->name);
+}
+
+/* The code, and each bound field's kind and dimensions against its parameter (eng_launch would
+ * refuse them in the first cook). */
+static plume_status validate(pl_node *n, eng_field *const *fields)
+{
+    kernel_state *s = state_of(n);
+    plume_status st = code_ready(n, s);
+    uint32_t port = 0;
+    for (uint32_t i = 0; st == PLUME_OK && i < s->nparams; i++) {
+        const eng_param *q = eng_kernel_param(s->kernel, i);
+        if (q->type != ENG_P_FIELD_F32 && q->type != ENG_P_FIELD_VEC3)
+            continue;
+        eng_field *f = fields[port++];
+        int rc = f ? eng_kernel_check_field(n->ctx->eng, s->kernel, i, f) : 0;
+        if (rc)
+            st = pl_from_engine(n->ctx, rc);
+    }
+    return st;
+}
+
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     kernel_state *s = state_of(n);
-    if (!s || !s->kernel) {
-        if (s && s->error)
-            return pl_fail(env->ctx, PLUME_ERR_COMPILE, "%s", s->error);
-        return pl_fail(env->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': its 'code' parameter is empty",
-                       n->name);
-    }
+    plume_status ready = code_ready(n, s);
+    if (ready != PLUME_OK)
+        return ready;
     eng_arg args[64];
     uint32_t np = s->nparams < 64 ? s->nparams : 64, port = 0;
     memset(args, 0, sizeof args);
@@ -416,4 +442,5 @@ const pl_node_type pl_node_kernel = {
     .cook = cook,
     .param_changed = param_changed,
     .set_extra = set_extra,
+    .validate = validate,
 };

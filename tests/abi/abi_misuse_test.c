@@ -445,6 +445,54 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->sync(ctx), PLUME_OK);
     api->node_destroy(kn);
 
+    /* plume.validate/1 (ABI 1.8): what the cook would refuse before any work, without cooking. */
+    const plume_ext_validate *val = api->get_extension(PLUME_EXT_VALIDATE);
+    CHECK(val && val->struct_size >= sizeof *val);
+    if (val) {
+        CHECK_STATUS(api->node_create(ctx, "org.plume.kernel", "v", &kn), PLUME_OK);
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_MISSING_INPUT); /* no code yet */
+        CHECK_MSG(api, ctx, "its 'code' parameter is empty");
+        CHECK_STATUS(api->node_set_string(kn, "code", "kernel k(field<f32> q, field<f32, 0> t) { for (I in q) { t[] += q[I]; } }"),
+                     PLUME_OK);
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_MISSING_INPUT); /* 'q' and 't' are not declared */
+        CHECK_MSG(api, ctx, "port 'q' is bound to field 'q', which is not declared");
+        plume_field_desc q3 = {sizeof fd, "q3", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+        plume_field_desc t0 = {sizeof fd, "t0", PLUME_VALUE_F32, "dense(i,1)", 0.1, {0, 0, 0}, {0, 0, 0}};
+        CHECK_STATUS(api->field_declare(ctx, &q3), PLUME_OK);
+        CHECK_STATUS(api->field_declare(ctx, &t0), PLUME_OK);
+        CHECK_STATUS(api->node_bind(kn, "q", "q3"), PLUME_OK);
+        CHECK_STATUS(api->node_bind(kn, "t", "q3"), PLUME_OK); /* read and written: aliasing */
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(api->node_bind(kn, "t", "vel"), PLUME_OK); /* a vec3 field on an f32 port */
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_TYPE_MISMATCH);
+        CHECK_STATUS(api->node_bind(kn, "t", "sum"), PLUME_OK);
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_TYPE_MISMATCH);
+        plume_field_desc t3 = {sizeof fd, "t3", PLUME_VALUE_F32, NULL, 0.1, {0, 0, 0}, {0, 0, 0}};
+        CHECK_STATUS(api->field_declare(ctx, &t3), PLUME_OK);
+        CHECK_STATUS(api->node_bind(kn, "t", "t3"), PLUME_OK); /* 3-D on a 0-D parameter */
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_TYPE_MISMATCH);
+        CHECK_MSG(api, ctx, "node 'v' (org.plume.kernel): kernel 'k': parameter 't' is 0-dimensional but field 't3' is 3-dimensional");
+        CHECK_STATUS(api->node_bind(kn, "t", "t0"), PLUME_OK);
+        plume_stats before, after;
+        memset(&before, 0, sizeof before);
+        memset(&after, 0, sizeof after);
+        before.struct_size = after.struct_size = sizeof before;
+        CHECK_STATUS(api->sync(ctx), PLUME_OK);
+        CHECK_STATUS(api->get_stats(ctx, &before), PLUME_OK);
+        CHECK_STATUS(val->validate(kn), PLUME_OK);
+        CHECK_STATUS(api->sync(ctx), PLUME_OK);
+        CHECK_STATUS(api->get_stats(ctx, &after), PLUME_OK);
+        CHECK(after.tasks_launched == before.tasks_launched); /* nothing ran */
+        CHECK_STATUS(api->cook(ctx, &kn, 1, &info), PLUME_OK); /* and a cook of it works */
+        CHECK_STATUS(api->sync(ctx), PLUME_OK);
+        CHECK_STATUS(api->get_stats(ctx, &after), PLUME_OK);
+        CHECK(after.tasks_launched > before.tasks_launched);
+        CHECK_STATUS(api->node_set_string(kn, "code", "kernel k(field<f32> q) { q[I] = 1.0; }"), PLUME_ERR_COMPILE);
+        CHECK_STATUS(val->validate(kn), PLUME_ERR_COMPILE);
+        api->node_destroy(kn);
+        CHECK_STATUS(val->validate(NULL), PLUME_ERR_INVALID_HANDLE);
+    }
+
     /* A node of one context cooked in another. */
     CHECK_STATUS(api->cook(other, &node, 1, &info), PLUME_ERR_INVALID_ARGUMENT);
     CHECK_MSG(api, other, "another context");

@@ -261,7 +261,8 @@ scene_refused "a kernel the code lacks" "\$.nodes[0].params.kernel: node 'k': $t
 
 # A 0-D field (scene-format.md: "layout": "dense(i,1)") is the target of a reduction: 64
 # voxels of 1.5 sum to 96 in one substep, exported through a port like any field. The default
-# (3-D) layout on it stops the cook naming the layout that fits.
+# (3-D) layout on it stops the cook when the scene is read (plume.validate/1), at the node,
+# naming the layout that fits.
 cat >"$tmp/zd.json" <<'EOF'
 {"plume_scene": 1, "name": "zd", "frames": {"start": 1, "end": 1, "fps": 24},
  "fields": [{"name": "density", "voxel_size": 0.1}, {"name": "total", "voxel_size": 0.1, "layout": "dense(i,1)"}],
@@ -288,7 +289,7 @@ for q in "" --quiet; do
   ! grep -q '^$' "$tmp/err" || fail "warned cook $q: a blank line in the log: $(cat -A "$tmp/err" | head -5)"
 done
 sed 's/dense(i,1)/default/' "$tmp/zd.json" >"$tmp/sr.json"
-scene_refused "a 3-D field on a 0-D parameter" "parameter 'total' is 0-dimensional but field 'total' is 3-dimensional (a field's layout sets its dimensions: \"layout\": \"dense(i,1)\""
+scene_refused "a 3-D field on a 0-D parameter" "sr.json: \$.nodes[1]: kernel 'sum': parameter 'total' is 0-dimensional but field 'total' is 3-dimensional (a field's layout sets its dimensions: \"layout\": \"dense(i,1)\""
 
 if [ "$fails" -ne 0 ]; then echo "$fails kernel-scene check(s) failed"; exit 1; fi
 echo "kernel scene checks passed"

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define PLUME_ABI_MAJOR 1
-#define PLUME_ABI_MINOR 7
+#define PLUME_ABI_MINOR 8
 
 /* True when a struct written with size s->struct_size contains `field`. */
 #define PLUME_HAS_FIELD(s, type, field)                                                          \
@@ -550,6 +550,22 @@ typedef struct plume_ext_deferred_writes {
      * waits too and logs a failure at ERROR level. */
     plume_status (*finish)(plume_context *ctx);
 } plume_ext_deferred_writes;
+
+/* "plume.validate/1" (ABI 1.8): a node's checks without cooking it, for a node editor that
+ * marks a node as soon as it is wired wrong (and a scene reader that reports the place before
+ * anything is simulated). validate returns PLUME_OK when a cook now would pass the checks made
+ * before any work: every port that must be bound is bound to a declared field of the port's
+ * kind, no field written through one port is bound to another, and the node's own settings are
+ * complete (a kernel node: its code compiles and holds its kernel, and each bound field has the
+ * dimensions of its parameter). Otherwise the status and message (last_error, naming the node)
+ * that the cook would give. Changes nothing and queues nothing; a later cook may still fail on
+ * what only running shows (a file that cannot be read, the memory budget). Threading: the
+ * context's thread. */
+#define PLUME_EXT_VALIDATE "plume.validate/1"
+typedef struct plume_ext_validate {
+    uint32_t struct_size;
+    plume_status (*validate)(plume_node *node);
+} plume_ext_validate;
 
 #ifdef __cplusplus
 }
