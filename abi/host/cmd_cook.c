@@ -573,6 +573,12 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
 
     host_plugin p;
     if (cli_load("cook", c, &p)) {
+        json_t *root = stats_path ? json_pack("{s:s, s:s, s:s, s:[]}", "scene", scene_path, "status", "failed",
+                                              "error", "the plugin could not be loaded (see stderr)", "frames")
+                                  : NULL;
+        if (root && write_stats(stats_path, root) != 0)
+            cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
+        json_decref(root);
         scene_free(&sc);
         return EXIT_WORK;
     }
@@ -638,8 +644,15 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         FAIL("cannot create output folder %s: %s", out_dir, strerror(errno));
         goto stats;
     }
-    if ((lock_fd = outdir_lock(out_dir)) < 0)
+    char lock_why[4400];
+    if ((lock_fd = outdir_lock(out_dir, lock_why, sizeof lock_why)) == -1) {
+        cli_error("cook", "%s", lock_why);
         goto done; /* no statistics: the path may be the running cook's */
+    }
+    if (lock_fd < 0) { /* a folder this cook cannot use: its statistics say so */
+        FAIL("%s", lock_why);
+        goto stats;
+    }
     /* The folders the outputs go to, now rather than when the first frame is written: a path
      * that cannot be made (under a file, a read-only or special file system) stops the cook at
      * its place in the scene before anything is simulated; with deferred writes it surfaced a

@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int outdir_lock(const char *dir)
+int outdir_lock(const char *dir, char *why, size_t whylen)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/.plume_lock", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        cli_error("cook", "cannot create the lock %s: %s", path, strerror(errno));
-        return -1;
+        snprintf(why, whylen, "cannot create the lock %s: %s", path, strerror(errno));
+        return -2;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
@@ -29,13 +29,14 @@ int outdir_lock(const char *dir)
         ssize_t r = pread(fd, who, sizeof who - 1, 0);
         who[r > 0 ? r : 0] = 0;
         who[strcspn(who, "\n")] = 0;
-        if (e == EWOULDBLOCK)
-            cli_error("cook", "another cook is writing to %s%s%s%s; wait for it, or give this one "
-                              "another --out", dir, who[0] ? " (" : "", who, who[0] ? ")" : "");
-        else
-            cli_error("cook", "cannot lock %s: %s", path, strerror(e));
         close(fd);
-        return -1;
+        if (e == EWOULDBLOCK) {
+            snprintf(why, whylen, "another cook is writing to %s%s%s%s; wait for it, or give this one "
+                     "another --out", dir, who[0] ? " (" : "", who, who[0] ? ")" : "");
+            return -1;
+        }
+        snprintf(why, whylen, "cannot lock %s: %s", path, strerror(e));
+        return -2;
     }
     char host[128] = "?", who[300];
     gethostname(host, sizeof host - 1);

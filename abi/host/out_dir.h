@@ -12,9 +12,10 @@
 #include <stdint.h>
 #include <time.h>
 
-/* Takes the folder's lock. Returns its descriptor (the caller closes it at the end), or -1
- * after printing why (the holder's pid and host when known). */
-int outdir_lock(const char *dir);
+/* Takes the folder's lock. Returns its descriptor (the caller closes it at the end); or -1
+ * when another cook holds it, -2 when it cannot be made or taken, with why in `why` (the
+ * holder's pid and host when known). */
+int outdir_lock(const char *dir, char *why, size_t n);
 
 /* 1 while DIR/.plume_lock is still the file fd locks; 0 when the folder or the lock was
  * removed or replaced (rm -rf of the folder mid-cook: the export would make a new, unlocked

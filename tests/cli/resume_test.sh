@@ -159,6 +159,18 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="complete" and d["frames"]==[] and d["first_frame"]==2, d' \
   "$tmp/st.json" 2>"$tmp/py" || fail "stats of a resume with nothing to cook: $(cat "$tmp/py")"
 
+# A lock that cannot be made (a folder in its place) and a plugin that does not load: failed
+# runs whose statistics were not written, so the last run's "complete" stood (a farm audit).
+"$plume" cook "$scene" --out "$tmp/st" --frames 1-1 --quiet --stats "$tmp/st.json" 2>"$tmp/err" || fail "stats cook: $(cat "$tmp/err")"
+mkdir -p "$tmp/lockdir/.plume_lock"
+"$plume" cook "$scene" --out "$tmp/lockdir" --frames 1-1 --quiet --stats "$tmp/st.json" 2>"$tmp/err"; rc=$?
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed" and "cannot create the lock" in d["error"], d' \
+  "$tmp/st.json" 2>"$tmp/py" && [ "$rc" = 1 ] || fail "stats when the lock cannot be made (exit $rc): $(cat "$tmp/py" "$tmp/err")"
+"$plume" cook "$scene" --out "$tmp/st" --frames 1-1 --quiet --stats "$tmp/st.json" 2>"$tmp/err" || fail "stats cook: $(cat "$tmp/err")"
+"$plume" --plugin "$tmp/none.so" cook "$scene" --out "$tmp/st" --frames 1-1 --quiet --stats "$tmp/st.json" 2>"$tmp/err"; rc=$?
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed", d' \
+  "$tmp/st.json" 2>"$tmp/py" && [ "$rc" = 1 ] || fail "stats when the plugin does not load (exit $rc): $(cat "$tmp/py" "$tmp/err")"
+
 echo '{"plume_scene": 1, "name": "broken",' >"$tmp/broken.json"
 "$plume" cook "$tmp/broken.json" --out "$tmp/st" --quiet --stats "$tmp/st.json" 2>/dev/null
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="failed" and "broken.json" in d["error"], d' \
