@@ -144,6 +144,35 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The frame a deferred write's failure names ("node 'export', frame 5: ...", plume.h): 1 and
+ * the frame in *frame, or 0 when msg is not such a failure. */
+static int written_frame_of(const char *msg, int64_t *frame)
+{
+    const char *node = strstr(msg, "node '");
+    const char *at = node ? strstr(node, "', frame ") : NULL;
+    if (!at)
+        return 0;
+    char *end;
+    long long v = strtoll(at + 9, &end, 10);
+    if (end == at + 9 || *end != ':')
+        return 0;
+    *frame = v;
+    return 1;
+}
+
+/* Removes the entries of frame `from` and later from the statistics' frames; their count. */
+static int64_t drop_frames_from(json_t *frames, int64_t from)
+{
+    int64_t dropped = 0;
+    for (size_t i = json_array_size(frames); i-- > 0;) {
+        if (json_integer_value(json_object_get(json_array_get(frames, i), "frame")) >= from) {
+            json_array_remove(frames, i);
+            dropped++;
+        }
+    }
+    return dropped;
+}
+
 static int mkdir_p(const char *path)
 {
     char buf[4096];
@@ -790,8 +819,13 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         }
         clock_gettime(CLOCK_REALTIME, &intact_at);
         /* the frame's own error, before a checkpoint's wait below can replace the context's */
-        if (st != PLUME_OK && st != PLUME_ERR_CANCELLED)
-            snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)f, api->last_error(ctx));
+        if (st != PLUME_OK && st != PLUME_ERR_CANCELLED) {
+            int64_t wf;
+            if (written_frame_of(api->last_error(ctx), &wf)) /* an earlier frame's file: it names it */
+                snprintf(failure, sizeof failure, "%s: %s", sc.path, api->last_error(ctx));
+            else
+                snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)f, api->last_error(ctx));
+        }
         if (st != PLUME_OK)
             break;
         done_frames++;
@@ -854,6 +888,11 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             fprintf(stderr, "plume: also: %s\n", api->last_error(ctx));
         }
     }
+    /* A file written behind the cook that failed: its frame and those after it were counted as
+     * done, but are not on disk; the statistics list only the frames whose files are. */
+    int64_t bad_frame;
+    if (failure[0] && written_frame_of(failure, &bad_frame))
+        done_frames -= drop_frames_from(frames_json, bad_frame);
     if (st == PLUME_OK && !outdir_lock_intact(lock_fd, out_dir)) {
         folder_gone = 1;
         gone_frame = first + done_frames - 1;

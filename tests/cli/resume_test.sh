@@ -57,8 +57,13 @@ cmp -s "$tmp/ref/$ckpt" "$tmp/res/$ckpt" || fail "the checkpoints of frame 3 dif
 for how in deferred --sync-writes; do
   w=""; [ "$how" = deferred ] || w=$how
   rm -rf "$tmp/wf"; mkdir -p "$tmp/wf/r_0002.vdb"
-  "$plume" cook "$scene" --out "$tmp/wf" --threads 2 --deterministic --frames 1-3 $w 2>"$tmp/err"; rc=$?
+  "$plume" cook "$scene" --out "$tmp/wf" --threads 2 --deterministic --frames 1-3 $w --stats "$tmp/wf.json" 2>"$tmp/err"; rc=$?
   [ "$rc" = 1 ] && grep -q "r_0002.vdb" "$tmp/err" || fail "$how: unwritable frame 2: exit $rc: $(cat "$tmp/err")"
+  # the statistics list frame 1 alone (frame 2 was counted though its file failed), and the
+  # message names frame 2 once, not the frame being cooked when the failure came back
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] for f in d["frames"]]==[1] and d["status"]=="failed", d' \
+    "$tmp/wf.json" 2>"$tmp/py" || fail "$how: statistics of the failed write: $(cat "$tmp/py")"
+  grep -q "frame 3: node" "$tmp/err" && fail "$how: the failure is put under frame 3: $(cat "$tmp/err")"
   [ ! -e "$tmp/wf/r_0003.vdb" ] || fail "$how: frame 3 written after frame 2 failed"
   cmp -s "$tmp/ref/r_0001.vdb" "$tmp/wf/r_0001.vdb" || fail "$how: frame 1 before the failure differs"
   cf=$("$plume" vdb info "$tmp/wf/$ckpt" 2>/dev/null | sed -n 's/^ *plume_frame = //p')
