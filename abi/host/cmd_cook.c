@@ -437,8 +437,30 @@ static void key_diff(const char *a, const char *b, char *out, size_t n)
  * frames array). */
 typedef struct pending_ckpt {
     int64_t frame;
-    json_t *stats;
+    json_t *stats; /* a reference of its own: the frame may leave the statistics' list first */
 } pending_ckpt;
+
+/* Checkpoints that could not be written, and the last frame whose checkpoint was: a failure
+ * is a warning (the frames are fine), counted so that the end of the cook and the statistics
+ * say what a --resume would do. */
+static int ckpt_failures;
+static int64_t ckpt_last_ok;
+static int ckpt_any_ok;
+
+static void checkpoint_failed(const plume_plugin *api, plume_context *ctx, int64_t frame, json_t *fj)
+{
+    end_progress_line();
+    fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)frame, api->last_error(ctx));
+    ckpt_failures++;
+    if (fj)
+        json_object_set_new(fj, "checkpoint_error", json_string(api->last_error(ctx)));
+}
+
+static void checkpoint_written(int64_t frame)
+{
+    ckpt_last_ok = frame;
+    ckpt_any_ok = 1;
+}
 
 /* Waits for the pending checkpoint write and notes how long the wait took and the file's size
  * in that frame's statistics; a failed write is a warning, as for save. */
@@ -449,15 +471,15 @@ static void finish_checkpoint(const plume_plugin *api, const plume_ext_checkpoin
         return;
     double c0 = now_s();
     if (ck->save_finish(ctx) != PLUME_OK) {
-        end_progress_line();
-        fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)p->frame,
-                api->last_error(ctx));
+        checkpoint_failed(api, ctx, p->frame, p->stats);
     } else {
         struct stat cs;
         json_object_set_new(p->stats, "checkpoint_wait_ms", json_real((now_s() - c0) * 1e3));
         if (stat(path, &cs) == 0)
             json_object_set_new(p->stats, "checkpoint_bytes", json_integer((json_int_t)cs.st_size));
+        checkpoint_written(p->frame);
     }
+    json_decref(p->stats);
     *p = (pending_ckpt){-1, NULL};
 }
 
@@ -842,24 +864,21 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             finish_checkpoint(api, ck, ctx, ckpt_path, &pending);
             double c0 = now_s();
             if (ck->save_begin(ctx, ckpt_path, f, key) != PLUME_OK) {
-                end_progress_line();
-                fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
-                        api->last_error(ctx));
+                checkpoint_failed(api, ctx, f, fj);
             } else {
                 json_object_set_new(fj, "checkpoint_ms", json_real((now_s() - c0) * 1e3));
-                pending = (pending_ckpt){f, fj};
+                pending = (pending_ckpt){f, json_incref(fj)};
             }
         } else if (ck && checkpoints) {
             double c0 = now_s();
             if (ck->save(ctx, ckpt_path, f, key) != PLUME_OK) {
-                end_progress_line();
-                fprintf(stderr, "plume: warning: frame %lld: no checkpoint: %s\n", (long long)f,
-                        api->last_error(ctx));
+                checkpoint_failed(api, ctx, f, fj);
             } else {
                 struct stat cs;
                 json_object_set_new(fj, "checkpoint_ms", json_real((now_s() - c0) * 1e3));
                 if (stat(ckpt_path, &cs) == 0)
                     json_object_set_new(fj, "checkpoint_bytes", json_integer((json_int_t)cs.st_size));
+                checkpoint_written(f);
             }
         }
         json_array_append_new(frames_json, fj);
@@ -929,6 +948,17 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         cli_error("cook", "%s", failure);
         goto stats;
     }
+    if (ckpt_failures) {
+        /* said again at the end, where a farm log is read: the frames are complete, but a resume
+         * would not continue from the last of them */
+        if (ckpt_any_ok)
+            fprintf(stderr, "plume: warning: %d checkpoint%s could not be written; the one in %s is of frame %lld, "
+                    "so --resume would continue after frame %lld\n", ckpt_failures, ckpt_failures == 1 ? "" : "s",
+                    out_dir, (long long)ckpt_last_ok, (long long)ckpt_last_ok);
+        else
+            fprintf(stderr, "plume: warning: %d checkpoint%s could not be written; this run left none in %s\n",
+                    ckpt_failures, ckpt_failures == 1 ? "" : "s", out_dir);
+    }
     if (!quiet)
         fprintf(stderr, "plume: cooked %lld frames in %.2f s; output in %s/ (%d files)\n",
                 (long long)nframes, now_s() - t_start, out_dir, outdir_count_files(out_dir));
@@ -951,6 +981,8 @@ stats:
         appended_stats_json(root ? json_object_get(root, "totals") : NULL, &s);
         if (root && failure[0])
             json_object_set_new(root, "error", json_string(failure));
+        if (root && checkpoints) /* frames whose checkpoint failed carry checkpoint_error */
+            json_object_set_new(root, "checkpoint_failures", json_integer(ckpt_failures));
         if (write_stats(stats_path, root) != 0) {
             cli_error("cook", "cannot write statistics to %s: %s", stats_path, strerror(errno));
             rc = EXIT_WORK;

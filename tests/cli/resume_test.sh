@@ -76,6 +76,16 @@ for how in deferred --sync-writes; do
   done
 done
 
+# A checkpoint that cannot be written (larger than the file-size limit, which the frames are
+# not): a warning per frame, the frames complete with status 0, and the end of the log and the
+# statistics say no checkpoint is there (a farm audit found nothing marked it).
+rm -rf "$tmp/big"
+(ulimit -f 400; "$plume" cook "$scenes/smoke_small.json" --out "$tmp/big" --frames 1-2 --quiet --stats "$tmp/big.json" 2>"$tmp/err"); rc=$?
+[ "$rc" = 0 ] && [ -s "$tmp/big/smoke_0002.vdb" ] && [ ! -e "$tmp/big/$ckpt" ] || fail "unwritable checkpoint: exit $rc: $(cat "$tmp/err"; ls -a "$tmp/big")"
+grep -q "2 checkpoints could not be written; this run left none in" "$tmp/err" || fail "unwritable checkpoint: no summary: $(cat "$tmp/err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"]=="complete" and d["checkpoint_failures"]==2 and all("checkpoint_error" in f for f in d["frames"]), d' \
+  "$tmp/big.json" 2>"$tmp/py" || fail "unwritable checkpoint: statistics: $(cat "$tmp/py")"
+
 # everything done: nothing to cook, exit 0
 "$plume" cook "$scene" --out "$tmp/res" --deterministic --resume 2>"$tmp/err" || fail "resume of a finished bake: $(cat "$tmp/err")"
 grep -q "nothing to cook" "$tmp/err" || fail "finished bake: $(cat "$tmp/err")"
