@@ -6,6 +6,7 @@
 
 #define EXIT_WORK 1  /* the work failed */
 #define EXIT_USAGE 2 /* bad usage */
+#define EXIT_SIGNALLED 128 /* + the signal: a cook cancelled by SIGINT (130), SIGTERM (143), SIGHUP (129) */
 
 typedef struct cli_common {
     const char *plugin_path; /* --plugin */

@@ -93,7 +93,7 @@ static void on_sigint(int sig)
     }
     first_signal = now;
     __atomic_store_n(&first_signal_set, 1, __ATOMIC_RELEASE);
-    interrupted = 1;
+    interrupted = sig; /* the exit status will be 128 + sig, as a shell reports the signal */
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
     static const char msg_int[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
     static const char msg_term[] = "\nplume: terminated: cancelling at the next safe point\n";
@@ -790,6 +790,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     sigaddset(&sa.sa_mask, SIGTERM);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal or session: cancel cleanly too */
 
     nframes = sc.frame_end - first + 1;
     if (!quiet)
@@ -931,6 +932,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         unlink(ckpt_path);
     end_progress_line();
     if (!folder_gone && (st == PLUME_ERR_CANCELLED || (interrupted && st != PLUME_OK))) {
+        /* a status of its own, so a farm tells "stopped on request, resumable" from "broken" */
+        rc = EXIT_SIGNALLED + (interrupted ? interrupted : SIGINT);
         if (done_frames)
             FAIL("cancelled after %lld of %lld frames; complete frames are in %s/%s", (long long)done_frames,
                  (long long)nframes, out_dir,

@@ -89,6 +89,9 @@ int main(int argc, char **argv)
     /* A file-size limit (ulimit -f) would kill the process mid-write; ignored, the write fails
      * with EFBIG and the command reports it, leaving the old file and no temporary one. */
     signal(SIGXFSZ, SIG_IGN);
+    /* A log reader that goes away (`plume cook ... 2>&1 | head`) would kill the cook mid-write;
+     * ignored, writes to the closed pipe fail and the cook goes on. */
+    signal(SIGPIPE, SIG_IGN);
     cli_common c = {NULL};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {

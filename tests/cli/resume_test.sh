@@ -131,7 +131,8 @@ wait "$pid"; rc=$?
 if [ ! -e "$tmp/slow/$ckpt" ]; then
   fail "no checkpoint within 20 s of starting the slow cook (exit $rc): $(head -c 300 "$tmp/slow.err")"
 else
-  [ "$rc" = 1 ] && grep -q "cancelled after" "$tmp/slow.err" || fail "Ctrl-C: exit $rc: $(tail -c 300 "$tmp/slow.err")"
+  # 130 with the message: cancelled, not killed by the second signal (that prints nothing)
+  [ "$rc" = 130 ] && grep -q "cancelled after" "$tmp/slow.err" || fail "Ctrl-C: exit $rc: $(tail -c 300 "$tmp/slow.err")"
   grep -q "cancelling at the next safe point" "$tmp/slow.err" || fail "Ctrl-C was not acknowledged at once: $(tail -c 300 "$tmp/slow.err")"
   ls -a "$tmp/slow" | grep -q "tmp" && fail "temporary files left after Ctrl-C: $(ls -a "$tmp/slow")"
   cf=$("$plume" vdb info "$tmp/slow/$ckpt" 2>"$tmp/err" | sed -n 's/^ *plume_frame = //p')
@@ -143,6 +144,24 @@ else
       && grep -q "resuming from frame $next " "$tmp/err" || fail "resume after Ctrl-C: $(cat "$tmp/err")"
   fi
 fi
+
+# SIGTERM and SIGHUP (a closed session) cancel the same way, each with 128 + its number; a
+# log reader that goes away (SIGPIPE on stderr) does not stop the cook.
+for sig in TERM:143 HUP:129; do
+  rm -rf "$tmp/sig"
+  "$plume" cook "$scenes/slow.json" --out "$tmp/sig" --threads 1 --quiet --stats "$tmp/sig.json" 2>"$tmp/sig.err" &
+  pid=$!
+  for _ in $(seq 200); do [ -e "$tmp/sig/$ckpt" ] && break; sleep 0.1; done
+  kill -"${sig%:*}" "$pid"; wait "$pid"; rc=$?
+  [ "$rc" = "${sig#*:}" ] && grep -q "cancelled after" "$tmp/sig.err" || fail "SIG${sig%:*}: exit $rc: $(tail -c 300 "$tmp/sig.err")"
+  python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["status"]=="cancelled"' "$tmp/sig.json" 2>/dev/null \
+    || fail "SIG${sig%:*}: statistics not 'cancelled'"
+done
+rm -rf "$tmp/pipe"
+"$plume" cook "$scenes/smoke_small.json" --out "$tmp/pipe" --frames 1-4 --no-checkpoint 2>&1 | head -c 10 >/dev/null
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] && [ -s "$tmp/pipe/smoke_0004.vdb" ] && ! ls -a "$tmp/pipe" | grep -q tmp \
+  || fail "cook whose log reader went away: exit $rc: $(ls -a "$tmp/pipe")"
 
 # One cook per output folder: a second one is refused while the first runs, naming it, and the
 # lock dies with its holder (kill -9 leaves none behind).

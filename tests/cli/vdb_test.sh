@@ -115,13 +115,14 @@ else
   echo "note: $data/vdb is absent; the checks against files written by other software are skipped"
 fi
 
-# Ctrl-C during a long cook: exit 1, a clear message, only complete files left behind.
+# Ctrl-C during a long cook: exit 130 (128 + SIGINT, a status of its own so that a farm tells
+# a cancel from a failure), a clear message, only complete files left behind.
 "$plume" cook "$scenes/slow.json" --out "$tmp/slow" --quiet 2>"$tmp/err" &
 pid=$!
 for i in $(seq 1 100); do [ -n "$(ls "$tmp/slow" 2>/dev/null | grep -v tmp)" ] && break; sleep 0.1; done
 sleep 0.3
 kill -INT $pid; wait $pid; rc=$?
-[ $rc = 1 ] || fail "Ctrl-C: exit status $rc, expected 1"
+[ $rc = 130 ] || fail "Ctrl-C: exit status $rc, expected 130"
 grep -q "cancelled after" "$tmp/err" || fail "Ctrl-C: no message: $(cat "$tmp/err")"
 n=$(ls "$tmp/slow" | grep -c '\.vdb$'); left=$(ls "$tmp/slow" | grep -v '\.vdb$' | wc -l)
 [ "$n" -ge 1 ] && [ "$n" -lt 400 ] || fail "Ctrl-C: $n frames written"
