@@ -230,8 +230,16 @@ static int parse_frames(const char *s, int64_t *a, int64_t *b)
 /* "512M", "8G", "1.5G", "65536K" or plain bytes; at least 1 MiB. Returns 0 or -1. */
 static int parse_size(const char *s, uint64_t *out)
 {
+    /* digits with at most one '.', nothing else: strtod alone took "0x100000", " 64M", "1e3M" */
+    size_t nd = strspn(s, "0123456789."), dots = 0;
+    for (size_t i = 0; i < nd; i++)
+        dots += s[i] == '.';
+    if (!nd || dots > 1 || s[0] == '.')
+        return -1;
     char *end;
     double v = strtod(s, &end);
+    if (end != s + nd)
+        return -1;
     double unit = 1;
     if (*end == 'K' || *end == 'k')
         unit = 1024.0, end++;

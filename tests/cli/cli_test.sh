@@ -109,6 +109,9 @@ expect 0 "" -- "$plume" cook "$bad/tiny.json" --out "$tmp/st1" --stats "$tmp/st1
 # status 1 (the sphere's 4096 voxels need about 1.05 MB with the tree's tables, so 1M is short
 # and 2M is enough)
 expect 2 "--memory-budget must look like" -- "$plume" cook "$bad/tiny.json" --memory-budget 12x
+for v in 0x100000 " 64M" 1e3M .5G 1..5G; do # strtod's other forms are not sizes
+  expect 2 "--memory-budget must look like" -- "$plume" cook "$bad/tiny.json" --memory-budget "$v"
+done
 expect 1 "field 'density': memory budget exceeded: needed" -- "$plume" cook "$bad/tiny.json" --memory-budget 1M --out "$tmp/mb1" --frames 1-1
 grep -q "budget 1048576 bytes" "$tmp/err" || { echo "FAIL: --memory-budget 1M: $(cat "$tmp/err")"; fails=$((fails+1)); }
 expect 0 "" -- "$plume" cook "$bad/tiny.json" --memory-budget 2M --out "$tmp/mb2" --frames 1-1
