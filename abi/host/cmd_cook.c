@@ -862,8 +862,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         done_frames++;
         double ms = (now_s() - t0) * 1e3;
         double voxels = active_voxels(api, ctx, &sc);
-        json_t *fj = json_pack("{s:I, s:f, s:i, s:f}", "frame", (json_int_t)f, "ms", ms, "substeps", (int)nsub,
-                               "active_voxels", voxels);
+        json_t *fj = json_pack("{s:I, s:f, s:i, s:I}", "frame", (json_int_t)f, "ms", ms, "substeps", (int)nsub,
+                               "active_voxels", (json_int_t)voxels); /* a count, as in the totals */
         /* The frame's files are in place (export wrote and renamed them): now its checkpoint, also
          * written to a temporary file and renamed, so a stop at any point leaves the last complete
          * frame's checkpoint whole. A failed write is a warning: the frames themselves are fine. */

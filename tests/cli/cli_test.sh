@@ -189,7 +189,7 @@ expect 1 "missing.json" -- "$plume" cook "$bad/missing.json" --out "$tmp/o8"
 
 # A small scene cooks; --stats writes JSON with one entry per frame.
 expect 0 "cooked 3 frames" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --stats "$tmp/stats.json" --threads 1
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] for f in d["frames"]]==[1,2,3], d; assert d["frames"][0]["active_voxels"]>0; assert d["status"]=="complete", d["status"]' "$tmp/stats.json" \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [f["frame"] for f in d["frames"]]==[1,2,3], d; assert d["frames"][0]["active_voxels"]>0 and isinstance(d["frames"][0]["active_voxels"], int); assert d["status"]=="complete", d["status"]' "$tmp/stats.json" \
   || { echo "FAIL: stats JSON"; fails=$((fails+1)); }
 expect 0 "" -- "$plume" cook "$bad/tiny.json" --out "$tmp/tiny" --frames 2-2 --quiet
 [ ! -s "$tmp/err" ] || { echo "FAIL: --quiet printed: $(cat "$tmp/err")"; fails=$((fails+1)); }
