@@ -242,7 +242,11 @@ typedef struct plume_stats {
     uint64_t active_voxels; /* over the fields the host sees (not the nodes' scratch fields):
                                voxels the runtime holds active (every voxel of an allocated
                                8^3 block for dense blocks), not the count an exported file has */
-    uint64_t memory_bytes;  /* bytes the sparse trees hold */
+    uint64_t memory_bytes;  /* bytes the sparse trees have taken from the memory budget: their
+                               pools grow in chunks of at least budget/4096 bytes, so this
+                               grows with the budget too (about 9% of an 8 GB one for the
+                               default scene); pages never written are not resident, so the
+                               process's resident size can be far smaller */
     /* ABI 1.3: on a GPU (zero on the CPU) */
     double gpu_kernel_s;     /* GPU time of the launched batches, from CUDA events */
     uint64_t gpu_kernels;    /* kernel launches, nodes of CUDA graphs included */
