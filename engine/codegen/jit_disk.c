@@ -212,9 +212,9 @@ static void warn_unwritable(const char *dir, int err)
 {
     static _Atomic int warned;
     if (!warned++)
-        fprintf(stderr, "plume: the kernel cache %s cannot be written (%s): kernels will be "
-                        "compiled again by every cook (PLUME_KERNEL_CACHE names another folder, "
-                        "or off)\n", dir, strerror(err));
+        fprintf(stderr, "plume: the kernel cache %s cannot be written (%s): kernels not stored "
+                        "there will be compiled again by every cook (PLUME_KERNEL_CACHE names "
+                        "another folder, or off)\n", dir, strerror(err));
 }
 
 void jit_disk_store(const jit_disk *d, uint64_t name, const void *bytes, size_t size,
