@@ -216,7 +216,8 @@ struct pk_expr {
     uint16_t builtin; /* pk_builtin for PK_E_BUILTIN */
     uint16_t depth;   /* nesting depth of this subtree (bounded by the parser) */
     pk_type type;
-    pk_loc loc;
+    pk_loc loc;       /* the expression's own token: an operator, a '[', a name */
+    pk_loc start;     /* where its text begins (its leftmost operand); line 0: same as loc */
     pk_expr *lhs, *rhs, *cond;
     pk_expr *index;   /* PK_E_FIELD_ACCESS */
     pk_expr **args;

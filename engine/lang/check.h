@@ -43,6 +43,8 @@ enum {
 pk_expr *ck_expr(checker *k, pk_expr *e, int flags);
 /* Checks e as a value and converts it implicitly to t (error when it cannot). */
 pk_expr *ck_expr_to(checker *k, pk_expr *e, pk_type t, const char *what);
+/* The place an expression starts (its leftmost operand), for messages about all of it. */
+pk_loc ck_expr_start(const pk_expr *e);
 /* Converts an already checked expression implicitly. */
 pk_expr *ck_coerce(checker *k, pk_expr *e, pk_type t, const char *what);
 /* Gives an untyped literal its default type (i32, i64 when too big, f32). */

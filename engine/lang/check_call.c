@@ -54,12 +54,12 @@ static pk_expr *ck_ctor(checker *k, pk_expr *e) {
         if (t.kind == PK_T_BOOL || a->type.kind == PK_T_BOOL) {
             if (t.kind == PK_T_BOOL && a->type.kind == PK_T_BOOL && !a->untyped)
                 return a;
-            pk_error(k->c, a->loc, "cannot convert %s to %s; %s", a->untyped ? "a number" : ck_tn(k, a->type), tn,
+            pk_error(k->c, ck_expr_start(a), "cannot convert %s to %s; %s", a->untyped ? "a number" : ck_tn(k, a->type), tn,
                      t.kind == PK_T_BOOL ? "compare instead, e.g. 'x != 0'" : "use 'b ? 1 : 0'");
             return err(e);
         }
         if (!pk_is_scalar_kind(a->type.kind)) {
-            pk_error(k->c, a->loc, "cannot convert %s to %s", ck_tn(k, a->type), tn);
+            pk_error(k->c, ck_expr_start(a), "cannot convert %s to %s", ck_tn(k, a->type), tn);
             return err(e);
         }
         return ck_convert(k, a, t);

@@ -121,11 +121,16 @@ static bool explicit_ok(pk_type from, pk_type to) {
 
 static pk_expr *cast_node(checker *k, pk_expr *e, pk_type t, bool implicit) {
     pk_expr *c = ck_new(k, PK_E_CAST, t, e->loc);
+    c->start = e->start;
     c->lhs = e;
     c->implicit = implicit;
     c->depth = (uint16_t)(e->depth + 1);
     return c;
 }
+
+/* Where an expression starts: a conversion error is about all of `v[I] + w[I]`, so its caret
+ * goes under the `v`, not under the `+` or the `[` (the nodes' own places). */
+pk_loc ck_expr_start(const pk_expr *e) { return e->start.line ? e->start : e->loc; }
 
 pk_expr *ck_coerce(checker *k, pk_expr *e, pk_type t, const char *what) {
     if (is_err(e->type) || is_err(t))
@@ -144,10 +149,10 @@ pk_expr *ck_coerce(checker *k, pk_expr *e, pk_type t, const char *what) {
     if (ck_implicit_ok(e->type, t))
         return cast_node(k, e, t, true);
     if (explicit_ok(e->type, t))
-        pk_error(k->c, e->loc, "cannot convert %s to %s implicitly in %s; write %s(...)",
+        pk_error(k->c, ck_expr_start(e), "cannot convert %s to %s implicitly in %s; write %s(...)",
                  ck_tn(k, e->type), ck_tn(k, t), what, ck_tn(k, t));
     else
-        pk_error(k->c, e->loc, "cannot convert %s to %s in %s", ck_tn(k, e->type),
+        pk_error(k->c, ck_expr_start(e), "cannot convert %s to %s in %s", ck_tn(k, e->type),
                  ck_tn(k, t), what);
     e->type = T(PK_T_ERROR);
     return e;
@@ -166,7 +171,7 @@ pk_expr *ck_convert(checker *k, pk_expr *e, pk_type t) {
         return e;
     if (explicit_ok(e->type, t))
         return cast_node(k, e, t, false);
-    pk_error(k->c, e->loc, "cannot convert %s to %s", ck_tn(k, e->type), ck_tn(k, t));
+    pk_error(k->c, ck_expr_start(e), "cannot convert %s to %s", ck_tn(k, e->type), ck_tn(k, t));
     e->type = T(PK_T_ERROR);
     return e;
 }

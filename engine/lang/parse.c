@@ -99,6 +99,7 @@ static pk_expr *new_expr(parser *p, int kind, pk_loc loc) {
     pk_expr *e = pk_alloc(p->c, sizeof *e);
     e->kind = (uint8_t)kind;
     e->loc = loc;
+    e->start = loc;
     e->depth = 1;
     return e;
 }
@@ -334,6 +335,7 @@ static pk_expr *parse_postfix(parser *p) {
         if (t->kind == TK_LBRACKET) {
             advance(p);
             pk_expr *ix = new_expr(p, PK_E_INDEX, t->loc);
+            ix->start = e->start;
             ix->lhs = e;
             parse_args(p, ix, TK_RBRACKET);
             if (stop(p))
@@ -346,6 +348,7 @@ static pk_expr *parse_postfix(parser *p) {
             if (!expect(p, TK_IDENT))
                 return NULL;
             pk_expr *me = new_expr(p, PK_E_MEMBER, m->loc);
+            me->start = e->start;
             me->lhs = e;
             me->name = m->name->str;
             fix_depth(p, me);
@@ -430,6 +433,7 @@ static pk_expr *parse_binary(parser *p, int min_prec) {
         if (stop(p))
             return NULL;
         pk_expr *e = new_expr(p, PK_E_BINARY, t->loc);
+        e->start = lhs->start;
         e->op = (uint8_t)op;
         e->lhs = lhs;
         e->rhs = rhs;
@@ -451,6 +455,7 @@ static pk_expr *parse_expr(parser *p) {
         pk_expr *b = stop(p) ? NULL : parse_expr(p);
         if (!stop(p)) {
             pk_expr *e = new_expr(p, PK_E_SELECT, q->loc);
+            e->start = c->start;
             e->cond = c;
             e->lhs = a;
             e->rhs = b;

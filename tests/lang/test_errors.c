@@ -121,6 +121,19 @@ static const err_case cases[] = {
      "t.pk:2:9: error: 'min' is a builtin function and cannot be redeclared\n"
      "    f32 min = 1.0;\n"
      "        ^\n", 0},
+    {"type: the caret is at the start of the expression converted, not at its '[' or '+'",
+     "kernel k(field<f32> q, field<vec3> v) {\n"
+     "    for (I in q) {\n"
+     "        q[I] = v[I];\n"
+     "        f32 a = v[I] + v[I];\n"
+     "    }\n"
+     "}\n",
+     "t.pk:3:16: error: cannot convert vec3 to f32 in the assignment\n"
+     "        q[I] = v[I];\n"
+     "               ^\n"
+     "t.pk:4:17: error: cannot convert vec3 to f32 in the initializer of 'a'\n"
+     "        f32 a = v[I] + v[I];\n"
+     "                ^\n", 0},
     {"type: f64 to f32 needs a cast",
      "kernel k(field<f32> q, f64 s) {\n"
      "    for (I in q) q[I] = s;\n"
