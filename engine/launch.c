@@ -273,8 +273,11 @@ int eng_kernel_check_field(eng_context *ctx, const eng_kernel *k, uint32_t p, en
                         k->fn->name, q->name, q->type == ENG_P_FIELD_VEC3 ? "vec3" : "f32",
                         eng_field_info(f)->name, comps == 3 ? "vec3" : "f32");
     const ir_field_info *info = eng_field_ir_info(f);
-    if (!info)
-        return eng_fail(ctx, ENG_EINTERNAL, "field '%s': %s", eng_field_info(f)->name, ctx->err);
+    if (!info) {
+        char why[ENG_ERR_SIZE]; /* eng_fail writes ctx->err: not from itself */
+        snprintf(why, sizeof why, "%s", ctx->err);
+        return eng_fail(ctx, ENG_EINTERNAL, "field '%s': %s", eng_field_info(f)->name, why);
+    }
     if (info->dim != q->dim) {
         /* a field's dimensions come from its layout; say which layout gives the kernel's */
         static const char *const like[4] = {"dense(i,1)", "dense(i,1024)", "dense(ij,64)", "default"};

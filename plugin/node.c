@@ -478,9 +478,9 @@ static plume_status node_checks(pl_node *n, eng_field **fields, int validating)
 static void name_the_node(pl_node *n, plume_status st)
 {
     pl_context *ctx = n->ctx;
-    char quoted[300];
-    snprintf(quoted, sizeof quoted, "'%s'", n->name);
-    if (st == PLUME_OK || st == PLUME_ERR_CANCELLED || st == PLUME_ERR_COMPILE || strstr(ctx->err, quoted))
+    char named[300]; /* "node 'x'": a field or kernel of the node's name does not name it */
+    snprintf(named, sizeof named, "node '%s'", n->name);
+    if (st == PLUME_OK || st == PLUME_ERR_CANCELLED || st == PLUME_ERR_COMPILE || strstr(ctx->err, named))
         return;
     char prefix[400];
     int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);

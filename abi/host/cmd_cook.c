@@ -796,9 +796,14 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL); /* a closed terminal or session: cancel cleanly too */
+    /* a closed terminal or session cancels cleanly too, unless the cook was started to outlive
+     * it (nohup: SIGHUP ignored on entry) */
+    struct sigaction hup;
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
 
     nframes = sc.frame_end - first + 1;
     if (!quiet)
@@ -914,6 +919,9 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         } else {
             end_progress_line();
             fprintf(stderr, "plume: also: %s\n", api->last_error(ctx));
+            int64_t also_frame; /* a file that failed behind a cancel or another failure */
+            if (written_frame_of(api->last_error(ctx), &also_frame))
+                done_frames -= drop_frames_from(frames_json, also_frame);
         }
     }
     /* A file written behind the cook that failed: its frame and those after it were counted as

@@ -235,8 +235,9 @@ static plume_status compile(pl_node *n)
         p->default_field = q->name;
         p->optional = 0;
     }
-    s->kernel = k;
     st = pl_node_set_ports(n, s->ports, nports);
+    if (st == PLUME_OK) /* a kernel only with its ports: validate and cook index them by its fields */
+        s->kernel = k;
     if (st == PLUME_OK && restore(n, s) != 0)
         st = pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");
     return st;

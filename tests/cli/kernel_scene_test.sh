@@ -267,9 +267,9 @@ cat >"$tmp/zd.json" <<'EOF'
 {"plume_scene": 1, "name": "zd", "frames": {"start": 1, "end": 1, "fps": 24},
  "fields": [{"name": "density", "voxel_size": 0.1}, {"name": "total", "voxel_size": 0.1, "layout": "dense(i,1)"}],
  "nodes": [{"name": "fill", "type": "org.plume.kernel", "params": {"code": "kernel fill(field<f32> density) { for (I in ivec3(0, 0, 0) .. ivec3(4, 4, 4)) { density[I] = 1.5; } }"}},
-           {"name": "sum", "type": "org.plume.kernel", "params": {"code": "kernel sum(field<f32> density, field<f32, 0> total) { for (I in density) { total[] += density[I]; } }"}},
+           {"name": "summer", "type": "org.plume.kernel", "params": {"code": "kernel sum(field<f32> density, field<f32, 0> total) { for (I in density) { total[] += density[I]; } }"}},
            {"name": "export", "type": "org.plume.vdb.export", "params": {"file": "z_####.vdb"}, "bind": {"flame": "total"}}],
- "init": ["fill"], "substep": ["sum"], "frame": ["export"]}
+ "init": ["fill"], "substep": ["summer"], "frame": ["export"]}
 EOF
 "$plume" cook "$tmp/zd.json" --out "$tmp/zd" --no-checkpoint --quiet 2>"$tmp/err" || fail "0-D reduction scene: $(head -c 300 "$tmp/err")"
 "$plume" vdb info "$tmp/zd/z_0001.vdb" >"$tmp/info" 2>&1
@@ -289,7 +289,7 @@ for q in "" --quiet; do
   ! grep -q '^$' "$tmp/err" || fail "warned cook $q: a blank line in the log: $(cat -A "$tmp/err" | head -5)"
 done
 sed 's/dense(i,1)/default/' "$tmp/zd.json" >"$tmp/sr.json"
-scene_refused "a 3-D field on a 0-D parameter" "sr.json: \$.nodes[1]: kernel 'sum': parameter 'total' is 0-dimensional but field 'total' is 3-dimensional (a field's layout sets its dimensions: \"layout\": \"dense(i,1)\""
+scene_refused "a 3-D field on a 0-D parameter" "sr.json: \$.nodes[1]: node 'summer' (org.plume.kernel): kernel 'sum': parameter 'total' is 0-dimensional but field 'total' is 3-dimensional (a field's layout sets its dimensions: \"layout\": \"dense(i,1)\""
 
 if [ "$fails" -ne 0 ]; then echo "$fails kernel-scene check(s) failed"; exit 1; fi
 echo "kernel scene checks passed"
