@@ -224,15 +224,14 @@ static int cmp_zyx(const void *pa, const void *pb)
     return 0;
 }
 
-/* Origins of the field's active blocks, sorted (z, y, x) so callers see one order. */
-static int block_origins(eng_context *ctx, eng_field *f, origin_list *l, plm_block_shape *shape)
+/* Origins of the field's leaf containers (blocks of a dense or bitmasked leaf, the groups of
+ * cells of a pointer or dynamic one), sorted (z, y, x) so callers see one order; dims gets the
+ * voxels a container spans. */
+static int block_origins(eng_context *ctx, eng_field *f, origin_list *l, int32_t dims[3])
 {
     plm_tree *t = eng_field_tree(f);
     int fid = eng_field_tree_id(f);
-    if (plm_tree_block_shape(t, fid, shape) != 0)
-        return eng_fail(ctx, ENG_EINVAL, "field '%s': its layout has no dense or bitmasked leaves",
-                        eng_field_info(f)->name);
-    int rc = plm_tree_foreach_block(t, fid, add_origin, l);
+    int rc = plm_tree_foreach_container(t, fid, add_origin, l, dims);
     if (rc) {
         free(l->o);
         l->o = NULL;
@@ -250,16 +249,16 @@ int eng_field_foreach_cell(eng_context *ctx, eng_field *f, eng_cell_fn fn, void 
     if (rc)
         return rc;
     origin_list l = {NULL, 0, 0};
-    plm_block_shape sh;
-    if ((rc = block_origins(ctx, f, &l, &sh)) != ENG_OK)
+    int32_t dims[3];
+    if ((rc = block_origins(ctx, f, &l, dims)) != ENG_OK)
         return rc;
     plm_tree *t = eng_field_tree(f);
     int fid = eng_field_tree_id(f);
     for (int64_t b = 0; b < l.n && !rc; b++) {
         const int32_t *o = l.o + 3 * b;
-        for (int32_t x = 0; x < sh.dims[0] && !rc; x++)
-            for (int32_t y = 0; y < sh.dims[1] && !rc; y++)
-                for (int32_t z = 0; z < sh.dims[2] && !rc; z++) {
+        for (int32_t x = 0; x < dims[0] && !rc; x++)
+            for (int32_t y = 0; y < dims[1] && !rc; y++)
+                for (int32_t z = 0; z < dims[2] && !rc; z++) {
                     int32_t ijk[3] = {o[0] + x, o[1] + y, o[2] + z};
                     float v[3];
                     if (plm_tree_read(t, fid, ijk[0], ijk[1], ijk[2], v) == 1)
@@ -279,8 +278,8 @@ void eng_field_clear_cells(eng_context *ctx, eng_field *f)
     if (eng_host_write(ctx, f) != ENG_OK)
         return;
     origin_list l = {NULL, 0, 0};
-    plm_block_shape sh;
-    if (block_origins(ctx, f, &l, &sh) != ENG_OK)
+    int32_t dims[3];
+    if (block_origins(ctx, f, &l, dims) != ENG_OK)
         return;
     plm_tree *t = eng_field_tree(f);
     for (int64_t b = 0; b < l.n; b++)

@@ -227,9 +227,13 @@ int eng_field_new_group(eng_context *ctx, const eng_field_desc *descs, int n, in
         /* Host block access (and a VDB leaf per block) needs blocks of 8^3 at multiples of 8;
          * other layouts take the voxel-by-voxel paths below ("Other layouts"). */
         const int32_t *off = lay->cfg.snodes[f->leaf].coord_offset;
+        /* ...and cells in VDB's order, x slowest: a leaf with other axes (dense(jki,8)) stores
+         * its 512 values in its own order, which a block copy would scramble */
+        const plm_rt_snode *ln = &lay->cfg.snodes[f->leaf];
         f->blocks_ok = plm_tree_block_shape(tree, f->fid, &f->shape) == 0 && f->shape.dims[0] == 8 &&
                        f->shape.dims[1] == 8 && f->shape.dims[2] == 8 && off[0] % 8 == 0 &&
-                       off[1] % 8 == 0 && off[2] % 8 == 0;
+                       off[1] % 8 == 0 && off[2] % 8 == 0 && ln->index_shift[0] == 6 &&
+                       ln->index_shift[1] == 3 && ln->index_shift[2] == 0;
         f->stride = f->blocks_ok ? f->shape.stride : f->comps;
         plm_tree_set_background(tree, f->fid, desc->background);
 #if PLUME_HAVE_KERNELS

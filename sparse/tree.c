@@ -193,6 +193,23 @@ int plm_tree_field_components(const plm_tree *t, int field)
     return field_ok(t, field) ? t->rt->fields[field].components : 0;
 }
 
+typedef struct bg_fill {
+    const plm_rt_field *f;
+    const plm_rt_snode *leaf;
+} bg_fill;
+
+static int fill_container(void *user, const plm_rt_elem *e)
+{
+    const bg_fill *b = user;
+    uint8_t *data = e->cell + b->leaf->offset_in_parent + b->leaf->header_bytes + b->f->offset;
+    for (int32_t i = 0; i < b->leaf->num_cells; i++) {
+        float *v = (float *)(data + (uint64_t)i * b->f->stride);
+        for (int32_t k = 0; k < b->f->components; k++)
+            v[k] = b->f->background[k];
+    }
+    return 0;
+}
+
 int plm_tree_set_background(plm_tree *t, int field, const float *value)
 {
     if (!field_ok(t, field))
@@ -201,6 +218,18 @@ int plm_tree_set_background(plm_tree *t, int field, const float *value)
     for (int k = 0; k < f->components; k++)
         f->background[k] = value[k];
     plm_rt_refill_background(t->rt, field);
+    /* A chain of dense nodes only is allocated whole when the tree is made (zero-filled), so no
+     * new container will take the background: its cells, never written, are set to it here
+     * (dense(ijk,16) with background 3 read 0 where nothing was written). Chains with a pointer,
+     * bitmasked or dynamic node read the background through inactivity instead. */
+    const plm_rt_snode *leaf = &t->rt->snodes[f->snode];
+    int all_dense = 1;
+    for (int32_t s = f->snode; s > 0; s = t->rt->snodes[s].parent)
+        all_dense &= t->rt->snodes[s].kind == PLM_RT_DENSE;
+    if (all_dense) {
+        bg_fill b = {f, leaf};
+        plm_rt_walk(t->rt, leaf->parent, fill_container, &b);
+    }
     return 0;
 }
 
@@ -298,9 +327,11 @@ float *plm_tree_block(plm_tree *t, int field, int32_t x, int32_t y, int32_t z, i
 
 void plm_tree_deactivate_block(plm_tree *t, int field, int32_t x, int32_t y, int32_t z)
 {
-    plm_block_shape shape;
-    if (plm_tree_block_shape(t, field, &shape) == 0 && shape.snode > 0)
-        plm_rt_deactivate_at(t->rt, shape.snode, x, y, z);
+    if (!field_ok(t, field))
+        return;
+    int32_t parent = t->rt->snodes[t->rt->fields[field].snode].parent; /* any leaf kind */
+    if (parent > 0)
+        plm_rt_deactivate_at(t->rt, parent, x, y, z);
 }
 
 /* ---- list generation over threads ---- */
@@ -407,6 +438,27 @@ static int block_visit(void *user, const plm_rt_elem *e)
     for (int a = 0; a < 3; a++)
         origin[a] = e->coord[a] + (w->top ? leaf->coord_offset[a] : 0);
     return w->fn(w->user, origin, (float *)(e->cell + leaf->offset_in_parent + leaf->header_bytes + f->offset));
+}
+
+static int container_visit(void *user, const plm_rt_elem *e)
+{
+    block_walk *w = user;
+    const plm_rt_snode *leaf = &w->t->rt->snodes[w->t->rt->fields[w->field].snode];
+    int32_t origin[3];
+    for (int a = 0; a < 3; a++)
+        origin[a] = e->coord[a] + (w->top ? leaf->coord_offset[a] : 0);
+    return w->fn(w->user, origin, NULL);
+}
+
+int plm_tree_foreach_container(plm_tree *t, int field, plm_block_fn fn, void *user, int32_t dims[3])
+{
+    if (!field_ok(t, field))
+        return -1;
+    const plm_rt_snode *leaf = &t->rt->snodes[t->rt->fields[field].snode];
+    for (int a = 0; a < 3; a++)
+        dims[a] = 1 << leaf->axis_bits[a];
+    block_walk w = {t, field, leaf->parent == 0, fn, user};
+    return plm_rt_walk(t->rt, leaf->parent, container_visit, &w);
 }
 
 int plm_tree_foreach_block(plm_tree *t, int field, plm_block_fn fn, void *user)

@@ -103,6 +103,11 @@ int plm_tree_block_at(plm_tree *t, int field, int64_t i, int32_t origin[3], floa
  * which is when a host clears fields to recover. fn must not activate or deactivate. */
 typedef int (*plm_block_fn)(void *user, const int32_t origin[3], float *data);
 int plm_tree_foreach_block(plm_tree *t, int field, plm_block_fn fn, void *user);
+/* The same walk over the containers of the field's leaf of any kind (a pointer or dynamic leaf
+ * included, whose cells are allocated one by one): fn gets each container's first voxel and a
+ * NULL data pointer; dims receives the voxels a container spans per axis. Its active cells are
+ * those plm_tree_read finds active. */
+int plm_tree_foreach_container(plm_tree *t, int field, plm_block_fn fn, void *user, int32_t dims[3]);
 
 /* ---- lists, maintenance, statistics, errors ---- */
 

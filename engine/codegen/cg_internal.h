@@ -181,6 +181,7 @@ uint64_t cg_off_snode_offset_in_parent(void);
 uint64_t cg_off_snode_index_shift(int axis);
 uint64_t cg_off_snode_axis_shift(int axis);
 uint64_t cg_off_snode_axis_bits(int axis);
+uint64_t cg_off_snode_coord_offset(int axis);
 uint64_t cg_sizeof_elem(void);          /* plm_rt_elem */
 uint64_t cg_off_elem_cell(void);
 uint64_t cg_off_elem_coord(int axis);

@@ -34,6 +34,10 @@ uint64_t cg_off_snode_axis_bits(int a)
 {
     return offsetof(plm_rt_snode, axis_bits) + 4u * (uint64_t)a;
 }
+uint64_t cg_off_snode_coord_offset(int a)
+{
+    return offsetof(plm_rt_snode, coord_offset) + 4u * (uint64_t)a;
+}
 uint64_t cg_sizeof_elem(void) { return sizeof(plm_rt_elem); }
 uint64_t cg_off_elem_cell(void) { return offsetof(plm_rt_elem, cell); }
 uint64_t cg_off_elem_coord(int a) { return offsetof(plm_rt_elem, coord) + 4u * (uint64_t)a; }

@@ -589,6 +589,13 @@ static int struct_loops(cg_fn *f, const ir_stmt *loop, cg_fast *fast)
     for (int a = 0; a < fi->dim && a < IR_MAX_DIM; a++) {
         LLVMValueRef o = LLVMConstInt(f->t_i64, cg_off_elem_coord(a), 0);
         coord[a] = LLVMBuildLoad2(f->b, i32, LLVMBuildGEP2(f->b, f->t_i8, elem, &o, 1, ""), "coord");
+        /* A leaf straight under the root: the root's one entry is at 0 for every chain, and the
+         * chain's offset (offset(-8).dense(i,16)) is the leaf's own; deeper chains carry it in
+         * their entries (listgen adds it below the root). */
+        if (t->level == 0)
+            coord[a] = LLVMBuildAdd(f->b, coord[a],
+                                    cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid,
+                                               cg_off_snode_coord_offset(a), i32), "coord.off");
         ish[a] = cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_index_shift(a), i32);
         ash[a] = cg_rt_load(f, slot, CG_AT_SNODE, leaf_sid, cg_off_snode_axis_shift(a), i32);
         LLVMValueRef bits =
