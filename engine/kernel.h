@@ -81,6 +81,9 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
  * dimensions those of the parameter): ENG_OK or the error eng_launch would give. For checking
  * a node's bindings before anything is launched. */
 int eng_kernel_check_field(eng_context *ctx, const eng_kernel *k, uint32_t p, eng_field *f);
+/* ENG_ECOMPILE with a file:line:col message when a field parameter of k has an element type
+ * no node's field holds (field<i32>, field<f64>, field<vec2>: they get no port), else ENG_OK. */
+int eng_kernel_check_bindable(eng_context *ctx, const eng_kernel *k);
 /* Runs what is queued without waiting for a reader. */
 int eng_flush(eng_context *ctx);
 /* Runs what is queued and reports errors of the tasks (budget). */

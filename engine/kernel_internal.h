@@ -55,6 +55,9 @@ void eng_programs_free(eng_context *ctx);
 /* -1 with a file:line:col message in err when a task of fn's is too large for the code
  * generator to compile in reasonable time (launch.c: MAX_TASK_STMTS); 0 otherwise. */
 int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, char *err, size_t n);
+/* -1 with a file:line:col message when v is a field parameter of an element type no node's
+ * field holds (f32 and vec3 only: field<i32> would get no port); 0 otherwise. */
+int eng_field_param_check(const pk_var *v, char *err, size_t n);
 /* 1 when msg is a complete located message about fn ("file:line:col: error: kernel 'k': ..."),
  * as lowering and the size check give: callers then add no "kernel 'k': " of their own. */
 int eng_error_located(const char *msg, const pk_func *fn);

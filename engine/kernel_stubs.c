@@ -36,6 +36,11 @@ int eng_kernel_check_field(eng_context *ctx, const eng_kernel *k, uint32_t p, en
     (void)f;
     return eng_fail(ctx, ENG_EINVAL, "kernels are not available: this Plume was built without LLVM 16");
 }
+int eng_kernel_check_bindable(eng_context *ctx, const eng_kernel *k)
+{
+    (void)k;
+    return eng_fail(ctx, ENG_EINVAL, "kernels are not available: this Plume was built without LLVM 16");
+}
 int eng_flush(eng_context *ctx) { (void)ctx; return ENG_OK; }
 int eng_sync(eng_context *ctx) { (void)ctx; return ENG_OK; }
 int eng_set_mode(eng_context *ctx, const eng_mode *mode)

@@ -39,13 +39,8 @@ int eng_default_field_info(int dim, int vec3, ir_field_info *out, char *err, siz
 /* The descriptor a field parameter gets from its dimension's default layout. */
 static int default_info(const pk_var *v, ir_field_info *out, char *err, size_t n)
 {
-    if (v->type.elem != PK_T_F32 && v->type.elem != PK_T_VEC3) {
-        char t[64];
-        snprintf(err, n, "%s:%u:%u: error: field parameter '%s' of type %s: a node's fields hold f32 or vec3",
-                 v->loc.file ? v->loc.file : "<input>", v->loc.line, v->loc.col, v->name,
-                 pk_type_name(v->type, t, sizeof t));
+    if (eng_field_param_check(v, err, n) != 0)
         return -1;
-    }
     if (eng_default_field_info(v->type.dim, v->type.elem == PK_T_VEC3, out, err, n) != 0)
         return -1;
     snprintf(out->name, sizeof out->name, "%s", v->name);

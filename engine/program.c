@@ -86,6 +86,26 @@ void eng_program_release(eng_context *ctx, eng_program *p)
     ctx->retired[ctx->nretired++] = p;
 }
 
+int eng_field_param_check(const pk_var *v, char *err, size_t n)
+{
+    if (v->type.kind != PK_T_FIELD || v->type.elem == PK_T_F32 || v->type.elem == PK_T_VEC3)
+        return 0;
+    char t[64];
+    snprintf(err, n, "%s:%u:%u: error: field parameter '%s' of type %s: a node's fields hold f32 or vec3",
+             v->loc.file ? v->loc.file : "<input>", v->loc.line, v->loc.col, v->name,
+             pk_type_name(v->type, t, sizeof t));
+    return -1;
+}
+
+int eng_kernel_check_bindable(eng_context *ctx, const eng_kernel *k)
+{
+    char err[512];
+    for (uint32_t j = 0; j < k->fn->nparams; j++)
+        if (eng_field_param_check(k->fn->params[j], err, sizeof err) != 0)
+            return eng_fail(ctx, ENG_ECOMPILE, "%s", err);
+    return ENG_OK;
+}
+
 int eng_program_compile(eng_context *ctx, const char *file, const char *src, size_t len,
                         eng_program **out)
 {

@@ -205,6 +205,9 @@ static plume_status compile(pl_node *n)
         else if (!k)
             pl_fail(n->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s defines no kernel", n->name, file);
         st = k ? PLUME_OK : PLUME_ERR_NOT_FOUND;
+        int brc = k ? eng_kernel_check_bindable(n->ctx->eng, k) : ENG_OK;
+        if (brc) /* a field no port can carry: said where the code is set, at its place */
+            st = pl_from_engine(n->ctx, brc);
     } else {
         st = pl_from_engine(n->ctx, rc);
     }

@@ -302,6 +302,11 @@ scene_refused "one field on a read and a written port" "\$.nodes[0].bind.dst: po
 echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"sum2\"}, \"bind\": {\"a\": \"density\", \"b\": \"density\", \"dst\": \"other\"}}, $exp]}" >"$tmp/sr.json"
 "$plume" cook "$tmp/sr.json" --out "$tmp/sr" --no-checkpoint --quiet 2>"$tmp/err" || fail "one field read through two ports: $(head -c 300 "$tmp/err")"
 
+# A field parameter no port can carry (field<i32>) stops the scene where the code is set, at
+# the parameter (it failed in the first cook, naming another parameter's field).
+echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": \"kernel k(field<f32> density, field<i32> alpha) { for (I in density) { density[I] = f32(alpha[I]); } }\"}}, $exp]}" >"$tmp/sr.json"
+scene_refused "a field<i32> parameter" "\$.nodes[0].params.code: k:1:41: error: field parameter 'alpha' of type field<i32, 3>: a node's fields hold f32 or vec3"
+
 # A kernel name the code does not define: at the "kernel" key (it was reported at "code"),
 # with the kernels the code has.
 echo "{$base, \"substep\": [\"k\"], \"fields\": $two, \"nodes\": [{\"name\": \"k\", \"type\": \"org.plume.kernel\", \"params\": {\"code\": {\"file\": \"blur.pk\"}, \"kernel\": \"blurr\"}}, $exp]}" >"$tmp/sr.json"
