@@ -552,6 +552,18 @@ static int default_outputs(scene *sc, const plume_plugin *api, plume_context *ct
  * scene is read: a misspelt or mistyped field then stops the cook before anything is
  * simulated, naming its place in the scene, instead of after the first frame's solve. Names
  * with ':' (the nodes' scratch fields, made while cooking) are left to the cook. */
+/* Port i of node and the field it is bound to (the scene's bind, else the port's default);
+ * -1 when the plugin cannot say (last_error). */
+static int port_binding(const plume_plugin *api, plume_node *node, json_t *bind, uint32_t i,
+                        const plume_port_desc **p, json_t **b, const char **name)
+{
+    if (api->node_port(node, i, p) != PLUME_OK)
+        return -1;
+    *b = bind ? json_object_get(bind, (*p)->id) : NULL;
+    *name = *b ? json_string_value(*b) : (*p)->default_field;
+    return 0;
+}
+
 static int check_ports(scene *sc, const plume_plugin *api, plume_context *ctx, plume_node *node,
                        json_t *bind, const char *jp, char *err, size_t n)
 {
@@ -561,10 +573,10 @@ static int check_ports(scene *sc, const plume_plugin *api, plume_context *ctx, p
     json_t *fields = json_object_get(sc->json, "fields");
     for (uint32_t i = 0; i < count; i++) {
         const plume_port_desc *p;
-        if (api->node_port(node, i, &p) != PLUME_OK)
+        json_t *b;
+        const char *name;
+        if (port_binding(api, node, bind, i, &p, &b, &name))
             return fail(sc, err, n, jp, "%s", api->last_error(ctx));
-        json_t *b = bind ? json_object_get(bind, p->id) : NULL;
-        const char *name = b ? json_string_value(b) : p->default_field;
         char pp[256];
         if (b)
             snprintf(pp, sizeof pp, "%s.bind.%s", jp, p->id);
@@ -598,10 +610,10 @@ static int check_ports(scene *sc, const plume_plugin *api, plume_context *ctx, p
         /* as the cook: a written field bound to a second port is read while it changes */
         for (uint32_t j = 0; j < i; j++) {
             const plume_port_desc *q;
-            if (api->node_port(node, j, &q) != PLUME_OK)
+            json_t *qb;
+            const char *qname;
+            if (port_binding(api, node, bind, j, &q, &qb, &qname))
                 return fail(sc, err, n, jp, "%s", api->last_error(ctx));
-            json_t *qb = bind ? json_object_get(bind, q->id) : NULL;
-            const char *qname = qb ? json_string_value(qb) : q->default_field;
             if (!qname || strcmp(qname, name) ||
                 (p->direction == PLUME_PORT_IN && q->direction == PLUME_PORT_IN))
                 continue;
