@@ -133,8 +133,13 @@ int eng_code_for(eng_context *ctx, const sfg_exec_task *t, eng_code **out, int *
  * runtime, the SNode's id there and (level may be NULL) the level. ENG_OK or an engine error. */
 int eng_task_snode(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *rt_snode,
                    uint32_t *level);
-/* Budget and range errors recorded by running tasks, as an engine error; cleared. */
-int eng_check_runtime_errors(eng_context *ctx);
+/* Budget and range errors recorded by running tasks, as an engine error; cleared. culprit:
+ * the task after which the first error was seen (exec.c), or NULL: the message names its
+ * kernels and starts with its program's origin (eng_program_set_origin), and one of its
+ * fields is the one reported. */
+int eng_check_runtime_errors(eng_context *ctx, const sfg_exec_task *culprit);
+/* 1 when a field task t binds has a runtime error raised (t ran last: t raised it). */
+int eng_task_faulted(eng_context *ctx, const sfg_exec_task *t);
 /* An SFG failure as an engine error (the executor's own message is kept). */
 int eng_queue_error(eng_context *ctx, int sfg_code);
 #endif

@@ -469,7 +469,7 @@ int eng_cuda_drain(struct eng_context *ctx, int report)
     /* without report the errors stay raised, and unchecked, for the next drain */
     if (!report || !cu->unchecked)
         return ENG_OK;
-    int rc = eng_check_runtime_errors(ctx);
+    int rc = eng_check_runtime_errors(ctx, NULL);
     /* a check reports one field's error: the others wait for the next */
     cu->unchecked = rc != ENG_OK;
     return rc;

@@ -33,6 +33,12 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
  * is queued, else after the next sync), instead of staying until the context goes. p may be
  * NULL. Threading: the context's thread, outside any cook of p's kernels. */
 void eng_program_release(eng_context *ctx, eng_program *p);
+/* Who the program's kernels work for, in the words a runtime error of theirs should start with
+ * (a node: "node 'blur' (org.plume.kernel)"): a kernel that writes outside its field, or runs
+ * past the budget, is named with it at the next sync, whichever node syncs. Copied; set once,
+ * before any of p's kernels is launched (later calls are ignored and return ENG_EINVAL).
+ * Threading: the context's thread. */
+int eng_program_set_origin(eng_context *ctx, eng_program *p, const char *origin);
 uint32_t eng_program_kernel_count(const eng_program *p);
 /* The warnings of a program that compiled (file:line:col, the line and a caret each, as the
  * errors are rendered), or NULL when it had none; owned by the program. */

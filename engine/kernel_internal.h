@@ -48,6 +48,7 @@ struct eng_program {
     const pk_program *prog;
     eng_kernel *kernels;
     uint32_t nkernels;
+    char *origin; /* eng_program_set_origin's; its address tags the tasks of p's kernels */
 };
 
 void eng_kernel_release(eng_kernel *k);

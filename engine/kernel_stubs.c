@@ -15,6 +15,11 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
                     file ? file : "<input>");
 }
 void eng_program_release(eng_context *ctx, eng_program *p) { (void)ctx; (void)p; }
+int eng_program_set_origin(eng_context *ctx, eng_program *p, const char *origin)
+{
+    (void)ctx; (void)p; (void)origin;
+    return ENG_EINVAL;
+}
 uint32_t eng_program_kernel_count(const eng_program *p) { (void)p; return 0; }
 const char *eng_program_warnings(const eng_program *p) { (void)p; return NULL; }
 eng_kernel *eng_program_kernel(eng_program *p, uint32_t i) { (void)p; (void)i; return NULL; }

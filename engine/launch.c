@@ -348,7 +348,8 @@ int eng_launch(eng_context *ctx, eng_kernel *k, const eng_arg *args, uint32_t na
         for (int d = 0; d < nd; d++)
             name[nl + (size_t)d] = digits[nd - 1 - d];
         name[nl + (size_t)nd] = 0;
-        int src = sfg_launch(ctx->queue, b->irs[t], slots, s->nargs * sizeof *slots, name);
+        int src = sfg_launch_tagged(ctx->queue, b->irs[t], slots, s->nargs * sizeof *slots, name,
+                                    k->program->origin);
         if (src != SFG_OK)
             return eng_queue_error(ctx, src);
     }

@@ -38,6 +38,7 @@ static void program_free(eng_program *p)
         eng_kernel_release(&p->kernels[i]);
     free(p->kernels);
     pk_result_free(p->result);
+    free(p->origin);
     free(p);
 }
 
@@ -161,6 +162,17 @@ int eng_program_compile(eng_context *ctx, const char *file, const char *src, siz
     }
     ctx->programs[ctx->nprograms++] = p;
     *out = p;
+    return ENG_OK;
+}
+
+int eng_program_set_origin(eng_context *ctx, eng_program *p, const char *origin)
+{
+    /* queued tasks carry the string's address: it may not change under them */
+    if (!p || !origin || p->origin)
+        return eng_fail(ctx, ENG_EINVAL, "eng_program_set_origin: %s",
+                        p && p->origin ? "the origin is set already" : "no program or origin");
+    if (!(p->origin = strdup(origin)))
+        return eng_fail(ctx, ENG_ENOMEM, "out of host memory");
     return ENG_OK;
 }
 

@@ -93,20 +93,89 @@ int eng_queue_error(eng_context *ctx, int code)
                     sfg_error(ctx->queue));
 }
 
-int eng_check_runtime_errors(eng_context *ctx)
+int eng_task_faulted(eng_context *ctx, const sfg_exec_task *t)
+{
+    const passes_bound *b = t->ir.ir;
+    for (uint32_t s = 0; b && s < b->nfields; s++)
+        if (b->field_id[s] < (uint32_t)ctx->nfields &&
+            plm_rt_error(plm_tree_runtime(eng_field_tree(ctx->fields[b->field_id[s]]))) != PLM_RT_OK)
+            return 1;
+    return 0;
+}
+
+/* "kernel 'k'" for a task named "k#0", "kernel 'a', 'b' or 'c' (run fused as one task)" for
+ * "a#0+b#1+a#2+c#0" (the names eng_launch and fusion give); a kernel appears once. */
+static void culprit_kernels(const char *task, char *out, size_t n)
+{
+    char names[8][96];
+    int count = 0, more = 0;
+    for (const char *p = task; *p;) {
+        size_t len = strcspn(p, "#+");
+        if (len && len < sizeof names[0] && strncmp(p, "...", len)) {
+            int seen = 0;
+            for (int i = 0; i < count && !seen; i++)
+                seen = strlen(names[i]) == len && !strncmp(names[i], p, len);
+            if (!seen && count < 8) {
+                memcpy(names[count], p, len);
+                names[count++][len] = 0;
+            } else if (!seen) {
+                more = 1;
+            }
+        }
+        p += len;
+        p += strcspn(p, "+"); /* past "#N" */
+        if (*p == '+')
+            p++;
+    }
+    if (!count) {
+        snprintf(out, n, "a kernel");
+        return;
+    }
+    size_t at = (size_t)snprintf(out, n, "kernel '%s'", names[0]);
+    for (int i = 1; i < count && at < n; i++)
+        at += (size_t)snprintf(out + at, n - at, "%s'%s'", i == count - 1 && !more ? " or " : ", ",
+                               names[i]);
+    if (count > 1 && at < n)
+        snprintf(out + at, n - at, "%s (run fused as one task)", more ? ", ..." : "");
+}
+
+/* "node 'a' (t): ", or "node 'a' (t) or node 'b' (t): " for a task fused from two programs'
+ * kernels (each program's origin is its tag: eng_launch); "" when none is known. */
+static void culprit_origin(const sfg_tags *tags, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (uint32_t i = 0; i < tags->n && at < n; i++)
+        at += (size_t)snprintf(out + at, n - at, "%s%s", i ? (i + 1 == tags->n && !tags->more ? " or " : ", ") : "",
+                               (const char *)tags->tag[i]);
+    if (at && at < n)
+        snprintf(out + at, n - at, "%s: ", tags->more ? ", ..." : "");
+}
+
+int eng_check_runtime_errors(eng_context *ctx, const sfg_exec_task *culprit)
 {
     /* The first field with an error is reported; every other's error is cleared too and its
      * name added, so no stale error (with one budget for all trees, an overrun usually fails
-     * allocations in several) surfaces at a later sync after the host recovered. */
+     * allocations in several) surfaces at a later sync after the host recovered. The culprit's
+     * own fields come first: with one budget, another field's allocation may fail after it. */
     int rc = ENG_OK, others = 0;
-    char more[256] = "";
-    for (int i = 0; i < ctx->nfields; i++) {
-        plm_tree *t = eng_field_tree(ctx->fields[i]);
+    char more[256] = "", who[512] = "a kernel", origin[1024] = "";
+    if (culprit) {
+        culprit_kernels(culprit->name ? culprit->name : "", who, sizeof who);
+        culprit_origin(&culprit->tags, origin, sizeof origin);
+    }
+    const passes_bound *b = culprit ? culprit->ir.ir : NULL;
+    uint32_t first = b ? b->nfields : 0;
+    for (uint32_t at = 0; at < first + (uint32_t)ctx->nfields; at++) {
+        uint32_t fid = at < first ? b->field_id[at] : at - first;
+        if (fid >= (uint32_t)ctx->nfields)
+            continue;
+        plm_tree *t = eng_field_tree(ctx->fields[fid]);
         char msg[512];
         int code = plm_tree_check_error(t, msg, sizeof msg);
         if (code == PLM_RT_OK)
             continue;
-        const char *name = eng_field_info(ctx->fields[i])->name;
+        const char *name = eng_field_info(ctx->fields[fid])->name;
         if (rc != ENG_OK) {
             size_t n = strlen(more);
             if (others++ < 4)
@@ -117,14 +186,17 @@ int eng_check_runtime_errors(eng_context *ctx)
             /* in the user's terms: the voxels the field can hold, not the SNode's number (the
              * runtime's text ends with the count of failed writes, kept) */
             int64_t lo[3], hi[3];
-            eng_field_index_range(ctx->fields[i], lo, hi);
+            eng_field_index_range(ctx->fields[fid], lo, hi);
             const char *rest = strstr(msg, " (");
             rc = eng_fail(ctx, ENG_EINVAL,
-                          "field '%s': a kernel wrote outside the voxels the field can hold "
+                          "%sfield '%s': %s wrote outside the voxels the field can hold "
                           "(%lld..%lld, %lld..%lld, %lld..%lld)%s; those writes were dropped",
-                          name, (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
+                          origin, name, who, (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
                           (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1,
                           rest ? rest : "");
+        } else if (culprit) {
+            rc = eng_fail(ctx, code == PLM_RT_ERR_BUDGET ? ENG_ENOMEM : ENG_EINVAL, "%sfield '%s': %s: %s",
+                          origin, name, who, msg);
         } else {
             rc = eng_fail(ctx, code == PLM_RT_ERR_BUDGET ? ENG_ENOMEM : ENG_EINVAL, "field '%s': %s",
                           name, msg);

@@ -482,6 +482,10 @@ static void name_the_node(pl_node *n, plume_status st)
     snprintf(named, sizeof named, "node '%s'", n->name);
     if (st == PLUME_OK || st == PLUME_ERR_CANCELLED || st == PLUME_ERR_COMPILE || strstr(ctx->err, named))
         return;
+    /* A kernel's runtime error surfaces at the next sync, which may be another node's: the
+     * engine starts it with the kernel's node (eng_program_set_origin), which is the one to fix. */
+    if (!strncmp(ctx->err, "node '", 6))
+        return;
     char prefix[400];
     int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);
     size_t pl = k < 0 ? 0 : (size_t)k < sizeof prefix ? (size_t)k : sizeof prefix - 1;

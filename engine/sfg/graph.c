@@ -43,9 +43,12 @@ void sfg_graph_free(sfg_graph *g) {
 uint32_t sfg_graph_pending(const sfg_graph *g) { return g->n_node - g->first_pending; }
 
 int sfg_node_init(sfg_node *n, sfg_ir ir, uint64_t base_hash, const sfg_task_meta *meta,
-                  const void *args, size_t args_size, const char *name, uint64_t serial) {
+                  const void *args, size_t args_size, const char *name, const sfg_tags *tags,
+                  uint64_t serial) {
     memset(n, 0, sizeof *n);
     n->ir = ir;
+    if (tags)
+        n->tags = *tags;
     n->base_hash = base_hash;
     n->meta = meta;
     n->serial = serial;
@@ -72,12 +75,32 @@ int sfg_node_init(sfg_node *n, sfg_ir ir, uint64_t base_hash, const sfg_task_met
     return SFG_OK;
 }
 
+void sfg_tags_merge(sfg_tags *out, const sfg_tags *a, const sfg_tags *b) {
+    sfg_tags m = *a;
+    /* a part without a tag came from somewhere unknown: the list is not the whole story */
+    if ((a->n == 0) != (b->n == 0))
+        m.more = 1;
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint32_t j = 0;
+        while (j < m.n && m.tag[j] != b->tag[i])
+            j++;
+        if (j < m.n)
+            continue;
+        if (m.n < SFG_MAX_TAGS)
+            m.tag[m.n++] = b->tag[i];
+        else
+            m.more = 1;
+    }
+    m.more |= b->more;
+    *out = m;
+}
+
 int sfg_graph_append(sfg_graph *g, sfg_ir ir, uint64_t base_hash, const sfg_task_meta *meta,
-                     const void *args, size_t args_size, const char *name) {
+                     const void *args, size_t args_size, const char *name, const sfg_tags *tags) {
     if (sfg_reserve((void **)&g->node, &g->cap_node, g->n_node + 1, sizeof *g->node))
         return SFG_ENOMEM;
-    int rc = sfg_node_init(&g->node[g->n_node], ir, base_hash, meta, args, args_size, name,
-                       ++g->next_serial);
+    int rc = sfg_node_init(&g->node[g->n_node], ir, base_hash, meta, args, args_size, name, tags,
+                           ++g->next_serial);
     if (rc)
         return rc;
     g->n_node++;

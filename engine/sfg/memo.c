@@ -26,6 +26,7 @@ typedef struct memo_node {
     const sfg_task_meta *meta;
     unsigned char *args;
     size_t args_size;
+    sfg_tags tags;
     char name[SFG_NAME_MAX];
 } memo_node;
 
@@ -97,6 +98,9 @@ void sfg_memo_key(const sfg_graph *g, uint64_t key[2]) {
         if (pending) {
             put_bytes(&h, n->args, n->args_size);
             put_bytes(&h, n->name, strlen(n->name));
+            for (uint32_t t = 0; t < n->tags.n; t++)
+                put(&h, (uint64_t)(uintptr_t)n->tags.tag[t]);
+            put(&h, ((uint64_t)n->tags.n << 1) | n->tags.more);
         }
         for (uint32_t k = 0; k < n->meta->n_access; k++) {
             const sfg_slot *sl = &n->slot[k];
@@ -176,6 +180,7 @@ int sfg_memo_store(sfg_memo *m, const uint64_t key[2], const sfg_graph *g,
         o->base_hash = n->base_hash;
         o->meta = n->meta;
         memcpy(o->name, n->name, sizeof o->name);
+        o->tags = n->tags;
         if (n->args_size) {
             if (!(o->args = malloc(n->args_size))) {
                 entry_free(e);
@@ -203,7 +208,7 @@ int sfg_memo_replay(const sfg_memo_entry *e, sfg_graph *g, sfg_stats *stats) {
     g->n_node = g->first_pending;
     for (uint32_t p = 0; p < e->n; p++) {
         const memo_node *o = &e->node[p];
-        int rc = sfg_graph_append(g, o->ir, o->base_hash, o->meta, o->args, o->args_size, o->name);
+        int rc = sfg_graph_append(g, o->ir, o->base_hash, o->meta, o->args, o->args_size, o->name, &o->tags);
         if (rc)
             return rc;
     }

@@ -332,7 +332,9 @@ static int make_fused(sfg_queue *q, const sfg_node *a, const sfg_node *b, sfg_no
     char name[SFG_NAME_MAX];
     if (snprintf(name, sizeof name, "%s+%s", a->name, b->name) >= (int)sizeof name)
         memcpy(name + sizeof name - 5, "+...", 5);
-    rc = sfg_node_init(out, ir, ir.hash, meta, args, n_args, name, ++q->g.next_serial);
+    sfg_tags tags;
+    sfg_tags_merge(&tags, &a->tags, &b->tags);
+    rc = sfg_node_init(out, ir, ir.hash, meta, args, n_args, name, &tags, ++q->g.next_serial);
     free(args);
     if (!rc)
         *ok = 1;

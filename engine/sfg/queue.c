@@ -86,9 +86,9 @@ static void count_launch(sfg_queue *q, const sfg_task_meta *m) {
 }
 
 static int run_eager(sfg_queue *q, sfg_ir ir, const sfg_task_meta *m, const void *args,
-                     size_t args_size, const char *name) {
+                     size_t args_size, const char *name, const sfg_tags *tags) {
     sfg_exec_task t = {.ir = ir, .meta = m, .args = args, .args_size = args_size,
-                       .name = name ? name : ""};
+                       .name = name ? name : "", .tags = *tags};
     sfg_batch b = {.tasks = &t, .n_tasks = 1, .in_order = 1, .index = q->batch_index++};
     count_launch(q, m);
     q->stats.flushes++;
@@ -100,8 +100,14 @@ static int run_eager(sfg_queue *q, sfg_ir ir, const sfg_task_meta *m, const void
 }
 
 int sfg_launch(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size, const char *name) {
+    return sfg_launch_tagged(q, ir, args, args_size, name, NULL);
+}
+
+int sfg_launch_tagged(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size,
+                      const char *name, const void *tag) {
     if (!q)
         return SFG_EINVAL;
+    sfg_tags tags = {{tag}, tag != NULL, 0};
     if (args_size && !args) {
         sfg_set_error(q->err, "sfg_launch: %zu bytes of arguments but no pointer", args_size);
         return SFG_EINVAL;
@@ -114,8 +120,8 @@ int sfg_launch(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size, cons
     }
     q->stats.tasks_enqueued++;
     if (q->opt.eager)
-        return run_eager(q, ir, m, args, args_size, name);
-    if ((rc = sfg_graph_append(&q->g, ir, ir.hash, m, args, args_size, name))) {
+        return run_eager(q, ir, m, args, args_size, name, &tags);
+    if ((rc = sfg_graph_append(&q->g, ir, ir.hash, m, args, args_size, name, &tags))) {
         sfg_set_error(q->err, "sfg_launch: out of memory");
         return rc;
     }
@@ -272,7 +278,7 @@ static int flush(sfg_queue *q, int sync) {
     for (uint32_t p = 0; p < np; p++) {
         const sfg_node *n = &g->node[g->first_pending + p];
         tasks[p] = (sfg_exec_task){.ir = n->ir, .meta = n->meta, .args = n->args,
-                                   .args_size = n->args_size, .name = n->name};
+                                   .args_size = n->args_size, .name = n->name, .tags = n->tags};
         count_launch(q, n->meta);
     }
     q->stats.optimizer_s += sfg_now() - t0;

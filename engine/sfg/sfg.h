@@ -258,6 +258,15 @@ typedef struct sfg_options {
  * SFG_PASS_* bits. Returns SFG_EINVAL on an unknown name. */
 int sfg_parse_passes(const char *list, uint32_t *bits);
 
+/* Where a task came from (sfg_launch_tagged's opaque tags): one for a launched task, the distinct
+ * tags of its parts for a fused one, up to SFG_MAX_TAGS (more: some were left out). */
+#define SFG_MAX_TAGS 4
+typedef struct sfg_tags {
+    const void *tag[SFG_MAX_TAGS];
+    uint32_t n;
+    uint32_t more;
+} sfg_tags;
+
 /* One task as the executor receives it. Pointers are valid during the executor call only,
  * except ir.ir and meta, which live as long as the bank. */
 typedef struct sfg_exec_task {
@@ -266,6 +275,7 @@ typedef struct sfg_exec_task {
     const void *args;
     size_t args_size;
     const char *name;
+    sfg_tags tags;
 } sfg_exec_task;
 
 enum { SFG_EDGE_FLOW = 1u, SFG_EDGE_DEP = 2u }; /* RAW/WAW and WAR */
@@ -325,6 +335,11 @@ const char *sfg_error(const sfg_queue *q);
  * truncated, and used in dumps and profiles only (a fused task's joins its parts' with '+'). In eager mode the task runs before this returns; with
  * flush_every set, the launch that fills the window flushes. */
 int sfg_launch(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size, const char *name);
+/* sfg_launch, with an opaque tag (NULL: none) the executor receives with the task (where the
+ * task came from: who to blame for its errors); a fused task has its parts' tags. A tag must
+ * stay valid while the task may run. The memo tells tags apart by address. */
+int sfg_launch_tagged(sfg_queue *q, sfg_ir ir, const void *args, size_t args_size,
+                      const char *name, const void *tag);
 /* Optimizes and hands the queued tasks to the executor (sync = 0). No-op when empty. */
 int sfg_flush(sfg_queue *q);
 /* Same, with sync = 1: the engine calls this before the host reads any field. */

@@ -77,6 +77,7 @@ typedef struct sfg_node {
     size_t args_size;
     uint64_t serial;       /* launch number, for dumps */
     int executed;          /* survivor from an earlier flush */
+    sfg_tags tags;
     char name[SFG_NAME_MAX];
 } sfg_node;
 
@@ -117,14 +118,17 @@ typedef struct sfg_graph {
 
 /* Fills a node (copies args and name; fresh slots). */
 int sfg_node_init(sfg_node *n, sfg_ir ir, uint64_t base_hash, const sfg_task_meta *meta,
-                  const void *args, size_t args_size, const char *name, uint64_t serial);
+                  const void *args, size_t args_size, const char *name, const sfg_tags *tags,
+                  uint64_t serial);
+/* out = the distinct tags of a and b, in that order (out may be a or b). */
+void sfg_tags_merge(sfg_tags *out, const sfg_tags *a, const sfg_tags *b);
 void sfg_node_release(sfg_node *n);
 
 void sfg_graph_free(sfg_graph *g);
 int sfg_graph_init(sfg_graph *g);
 /* Appends a pending node (not yet in the edges; rebuild does that). Takes a copy of args. */
 int sfg_graph_append(sfg_graph *g, sfg_ir ir, uint64_t base_hash, const sfg_task_meta *meta,
-                     const void *args, size_t args_size, const char *name);
+                     const void *args, size_t args_size, const char *name, const sfg_tags *tags);
 /* Rebuilds states, versions, edges and successor lists by inserting the pending tasks in
  * order on top of the survivors (reconstruction invariance). */
 int sfg_graph_rebuild(sfg_graph *g);

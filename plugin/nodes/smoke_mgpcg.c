@@ -259,8 +259,8 @@ static int mgp_check(mgpcg *s, eng_field *b, eng_field *x, double *out)
 {
     MGP_K(s, "cg_residual_max", mgp_fa(s->dom[0]), mgp_fa(b), mgp_fa(x), mgp_fa(s->rmax));
     int rc = eng_sync(s->ctx);
-    if (rc)
-        return mgp_fail(s, rc, "mgpcg: %s", eng_error(s->ctx));
+    if (rc) /* what failed is whatever ran before this sync, maybe another node's kernel */
+        return mgp_fail(s, rc, "%s", eng_error(s->ctx));
     int32_t o[3] = {0, 0, 0};
     *out = eng_field_read(s->rmax, o, 0);
     return ENG_OK;

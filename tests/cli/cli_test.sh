@@ -67,8 +67,22 @@ cat >"$tmp/oob.json" <<'EOF'
  "nodes": [{"name": "bad", "type": "org.plume.kernel", "params": {"code": "kernel k(field<f32> q) { for (P in ivec3(0) .. ivec3(4)) { q[P + ivec3(100000, 0, 0)] = 1.0; } }"}}],
  "substep": ["bad"]}
 EOF
-expect 1 "field 'q': a kernel wrote outside the voxels the field can hold (-2048..2047, -2048..2047, -2048..2047) (64 failed operations)" -- "$plume" cook "$tmp/oob.json" --out "$tmp/oob"
+expect 1 "frame 1: node 'bad' (org.plume.kernel): field 'q': kernel 'k' wrote outside the voxels the field can hold (-2048..2047, -2048..2047, -2048..2047) (64 failed operations)" -- "$plume" cook "$tmp/oob.json" --out "$tmp/oob"
 ! grep -q "SNode" "$tmp/err" || { echo "FAIL: the range error names an SNode: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# The error surfaces at the next sync, here an export's: it names the kernel's node, not the
+# export's (it said "node 'export' (org.plume.vdb.export): field 'q': a kernel wrote ...").
+# Optimized, the two kernels run fused as one task: both nodes are named, as candidates.
+cat >"$tmp/oob2.json" <<'EOF'
+{"plume_scene": 1, "name": "oob2", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "q", "voxel_size": 0.05}, {"name": "d", "voxel_size": 0.05}],
+ "nodes": [{"name": "bad", "type": "org.plume.kernel", "params": {"code": "kernel k(field<f32> q) { for (P in ivec3(0) .. ivec3(4)) { q[P + ivec3(100000, 0, 0)] = 1.0; } }"}},
+           {"name": "fine", "type": "org.plume.kernel", "params": {"code": "kernel k2(field<f32> d) { for (P in ivec3(0) .. ivec3(4)) { d[P] = 1.0; } }"}},
+           {"name": "export", "type": "org.plume.vdb.export", "params": {"file": "o_####.vdb"}, "bind": {"density": "d"}}],
+ "substep": ["bad", "fine"], "frame": ["export"]}
+EOF
+expect 1 "frame 1: node 'bad' (org.plume.kernel): field 'q': kernel 'k' wrote outside" -- "$plume" cook "$tmp/oob2.json" --mode eager --out "$tmp/oob2"
+expect 1 "frame 1: node 'bad' (org.plume.kernel) or node 'fine' (org.plume.kernel): field 'q': kernel 'k' or 'k2' (run fused as one task) wrote outside" -- "$plume" cook "$tmp/oob2.json" --out "$tmp/oob2"
+! grep -q "node 'export'" "$tmp/err" || { echo "FAIL: the range error blames the export: $(cat "$tmp/err")"; fails=$((fails+1)); }
 # A kernel node's source_name names its code in errors whatever the keys' order; a scalar of the
 # wrong kind says what it takes
 cat >"$tmp/srcname.json" <<'EOF'

@@ -332,7 +332,71 @@ static void test_partners(void) {
     toy_env_free(&e);
 }
 
+/* Tags (who launched a task) reach the executor: a fused task has its parts' distinct tags, in
+ * order, and says when a part had none or there were too many to keep; the memo's replay of
+ * the same launches keeps them, and launches differing only in tags are not replayed alike. */
+static const char *const who[6] = {"n0", "n1", "n2", "n3", "n4", "n5"};
+static const char *const *tag_set = who;
+static void tagged_chain(toy_env *e) {
+    toy_launch_tagged(e, TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(Y, TA_INDEX, 0, X, TA_INDEX, 0, 1)), NULL, "y", tag_set[0]);
+    toy_launch_tagged(e, TOY_RANGE_IR(0, TOY_N, 0, TS_COPY(Z, TA_INDEX, 0, Y, TA_INDEX, 0, 4)), NULL, "z", tag_set[1]);
+    toy_launch_tagged(e, TOY_RANGE_IR(0, TOY_N, 0, TS_ADDC(Z, TA_INDEX, 0, 1)), NULL, "z+", tag_set[0]);
+}
+
+static void many_tags(toy_env *e) {
+    for (int i = 0; i < 6; i++)
+        toy_launch_tagged(e, TOY_RANGE_IR(0, TOY_N, 0, TS_ADDC(X, TA_INDEX, 0, 1)), NULL, "inc", who[i]);
+}
+
+static void test_tags(void) {
+    toy_env e;
+    run_both(tagged_chain, 0, &e);
+    CHECK_EQ(e.ex.last_n, 1);
+    CHECK_EQ(e.ex.last_tags[0].n, 2);
+    CHECK(e.ex.last_tags[0].tag[0] == who[0] && e.ex.last_tags[0].tag[1] == who[1]);
+    CHECK_EQ(e.ex.last_tags[0].more, 0);
+    /* flushed again (twice: the first finds the first's tasks as its predecessors, the second
+     * repeats it): replayed from the memo, tags and all */
+    uint64_t memo = sfg_get_stats(e.q)->flushes_memoized;
+    tagged_chain(&e);
+    CHECK_EQ(sfg_sync(e.q), 0);
+    tagged_chain(&e);
+    CHECK_EQ(sfg_sync(e.q), 0);
+    CHECK(sfg_get_stats(e.q)->flushes_memoized > memo);
+    CHECK(e.ex.last_tags[0].n == 2 && e.ex.last_tags[0].tag[1] == who[1]);
+    /* the same launches by others: not the memo's entry for the first */
+    static const char *const others[2] = {"m0", "m1"};
+    tag_set = others;
+    tagged_chain(&e);
+    CHECK_EQ(sfg_sync(e.q), 0);
+    CHECK(e.ex.last_tags[0].n == 2 && e.ex.last_tags[0].tag[0] == others[0] &&
+          e.ex.last_tags[0].tag[1] == others[1]);
+    tag_set = who;
+    /* one part without a tag */
+    toy_launch_tagged(&e, TOY_RANGE_IR(0, TOY_N, 0, TS_ADDC(X, TA_INDEX, 0, 1)), NULL, "a", who[2]);
+    toy_launch(&e, TOY_RANGE_IR(0, TOY_N, 0, TS_ADDC(X, TA_INDEX, 0, 1)), NULL, "b");
+    CHECK_EQ(sfg_sync(e.q), 0);
+    CHECK_EQ(e.ex.last_n, 1);
+    CHECK(e.ex.last_tags[0].n == 1 && e.ex.last_tags[0].tag[0] == who[2] && e.ex.last_tags[0].more == 1);
+    toy_env_free(&e);
+
+    run_both(many_tags, 0, &e);
+    CHECK_EQ(e.ex.last_n, 1);
+    CHECK_EQ(e.ex.last_tags[0].n, SFG_MAX_TAGS);
+    CHECK_EQ(e.ex.last_tags[0].more, 1);
+    toy_env_free(&e);
+
+    /* eager: each task with its own */
+    sfg_options eager = {.eager = 1};
+    CHECK(!toy_env_init(&e, &eager, 1, 0));
+    toy_world_init(&e.world, 7);
+    toy_launch_tagged(&e, TOY_RANGE_IR(0, TOY_N, 0, TS_ADDC(X, TA_INDEX, 0, 1)), NULL, "a", who[3]);
+    CHECK(e.ex.last_n == 1 && e.ex.last_tags[0].n == 1 && e.ex.last_tags[0].tag[0] == who[3]);
+    toy_env_free(&e);
+}
+
 int main(void) {
+    test_tags();
     test_chain_and_increments();
     test_partners();
     test_races();

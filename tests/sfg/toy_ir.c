@@ -417,6 +417,7 @@ int toy_executor(void *ud, const sfg_batch *b) {
             e->last_hash[i] = t->ir.hash;
             e->last_type[i] = t->meta->type;
             snprintf(e->last_name[i], sizeof e->last_name[i], "%s", t->name);
+            e->last_tags[i] = t->tags;
         }
         e->tasks++;
         e->by_type[t->meta->type]++;
@@ -454,6 +455,11 @@ void toy_env_free(toy_env *env) {
 }
 
 int toy_launch(toy_env *env, toy_ir *ir, const int32_t *args, const char *name) {
+    return toy_launch_tagged(env, ir, args, name, NULL);
+}
+
+int toy_launch_tagged(toy_env *env, toy_ir *ir, const int32_t *args, const char *name,
+                      const void *tag) {
     if (!ir)
         return SFG_ENOMEM;
     size_t n_args = ir->n_args;
@@ -461,7 +467,7 @@ int toy_launch(toy_env *env, toy_ir *ir, const int32_t *args, const char *name) 
     int rc = sfg_bank_intern(env->bank, ir, &h);
     if (rc)
         return rc;
-    return sfg_launch(env->q, h, args, n_args * sizeof(int32_t), name);
+    return sfg_launch_tagged(env->q, h, args, n_args * sizeof(int32_t), name, tag);
 }
 
 int toy_last_count(const toy_env *env, int type) {

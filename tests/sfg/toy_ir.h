@@ -103,6 +103,7 @@ typedef struct toy_exec {
     uint64_t last_hash[TOY_MAX_BATCH];
     int last_type[TOY_MAX_BATCH];
     char last_name[TOY_MAX_BATCH][64];
+    sfg_tags last_tags[TOY_MAX_BATCH];
     sfg_edge *last_edges;  /* malloc'd copy */
     uint32_t last_edges_cap;
     int bad_order;         /* an edge with from >= to, or two edges of one pair, was seen */
@@ -125,6 +126,9 @@ int toy_env_init(toy_env *env, const sfg_options *opt, int run_world, int revers
 void toy_env_free(toy_env *env);
 /* Interns ir (ownership passes) and launches it; returns the sfg status. */
 int toy_launch(toy_env *env, toy_ir *ir, const int32_t *args, const char *name);
+/* The same, with sfg_launch_tagged's tag. */
+int toy_launch_tagged(toy_env *env, toy_ir *ir, const int32_t *args, const char *name,
+                      const void *tag);
 /* The last batch: number of tasks of this type. */
 int toy_last_count(const toy_env *env, int type);
 
