@@ -11,8 +11,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Fields for whole files keep per-voxel activity, so a round trip keeps the topology. */
-#define EXACT_LAYOUT "offset(-2048).pointer(ijk,32).pointer(ijk,16).bitmasked(ijk,8)"
+/* A layout for a scratch field that holds the grid's voxels where they are: per-voxel
+ * activity (bitmasked leaves), the index range starting at the grid's lowest active voxel on
+ * the 8^3 lattice, and levels of 32 pointers stacked over the default tree's 16 x 8 until it
+ * spans the grid's longest side (4,096 voxels with one, 131,072 with two, ...). -1 when the grid
+ * is too long for 32-bit indices. */
+static long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+static int scratch_layout(const plm_vdb_grid_info *gi, char *out, size_t n)
+{
+    long long off[3] = {-2048, -2048, -2048}, extent = 4096;
+    if (!gi->bbox_empty) {
+        extent = 1;
+        for (int k = 0; k < 3; k++) {
+            off[k] = floor_div(gi->bbox_min[k], 8) * 8;
+            long long e = (long long)gi->bbox_max[k] - off[k] + 1;
+            extent = e > extent ? e : extent;
+        }
+    }
+    long long span = 4096;
+    int levels = 1;
+    while (span < extent) {
+        span *= 32;
+        levels++;
+    }
+    for (int k = 0; k < 3; k++)
+        if (span > (1ll << 30) || off[k] + span - 1 > INT32_MAX)
+            return -1;
+    int at = snprintf(out, n, "offset(%lld,%lld,%lld).", off[0], off[1], off[2]);
+    for (int l = 0; l < levels && at > 0 && (size_t)at < n; l++)
+        at += snprintf(out + at, n - (size_t)at, "pointer(ijk,32).");
+    if (at > 0 && (size_t)at < n)
+        snprintf(out + at, n - (size_t)at, "pointer(ijk,16).bitmasked(ijk,8)");
+    return 0;
+}
 
 static json_t *grid_json(const plm_vdb_grid *g, const plm_vdb_grid_info *gi)
 {
@@ -94,11 +126,11 @@ static eng_context *scratch_engine(pl_context *ctx)
 
 /* Reads grid into a new field of eng named `fname` that is the grid's index space (voxel
  * (i,j,k) of the field is voxel (i,j,k) of the grid; its voxel size is the grid's smallest, for
- * render's level-set ramp). The caller keeps the grid's transform. Frustum transforms are
- * refused: written back, their affine part alone would be a different transform. */
+ * render's level-set ramp). Frustum transforms are refused: their index space is not a box of
+ * the world. */
 static plume_status grid_into_scratch(pl_context *ctx, eng_context *eng, const plm_vdb_grid *g,
-                                      const plm_vdb_grid_info *gi, const char *fname, unsigned flags,
-                                      const char *what, eng_field **out)
+                                      const plm_vdb_grid_info *gi, const char *fname, const char *what,
+                                      eng_field **out)
 {
     if (!gi->is_linear)
         return pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s: only linear transforms are supported (%s)", what,
@@ -106,13 +138,23 @@ static plume_status grid_into_scratch(pl_context *ctx, eng_context *eng, const p
     double h = gi->voxel_size[0];
     for (int k = 1; k < 3; k++)
         h = gi->voxel_size[k] < h ? gi->voxel_size[k] : h;
-    eng_field_desc fd = {fname, gi->components == 3 ? ENG_VEC3 : ENG_F32, EXACT_LAYOUT, h, {0, 0, 0},
+    char layout[256];
+    if (scratch_layout(gi, layout, sizeof layout) != 0)
+        return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
+                       "%s: its active voxels span [%d %d %d]..[%d %d %d], more than 2^30 voxels along an axis",
+                       what, gi->bbox_min[0], gi->bbox_min[1], gi->bbox_min[2], gi->bbox_max[0], gi->bbox_max[1],
+                       gi->bbox_max[2]);
+    eng_field_desc fd = {fname, gi->components == 3 ? ENG_VEC3 : ENG_F32, layout, h, {0, 0, 0},
                          {gi->background[0], gi->background[1], gi->background[2]}};
     if (eng_field_declare(eng, &fd, out) != ENG_OK)
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "%s: %s", what, eng_error(eng));
-    return vdb_grid_to_field(ctx, eng, g, *out, VDB_MERGE_REPLACE, flags | VDB_READ_INDEX_SPACE, what);
+    return vdb_grid_to_field(ctx, eng, g, *out, VDB_MERGE_REPLACE, VDB_READ_INDEX_SPACE, what);
 }
 
+/* The file's supported grids are written as they are (OpenVDB's shallow copies: tree, tiles,
+ * inactive values, transform and metadata untouched), so a conversion changes only the codec
+ * and the value width; nothing goes through a field, whose index range and per-voxel values
+ * (no tiles, inactive voxels at the background) could not hold every grid. */
 static plume_status vdb_convert(plume_context *handle, const char *in, const char *outp, int32_t half,
                                 plume_vdb_compression comp)
 {
@@ -130,15 +172,10 @@ static plume_status vdb_convert(plume_context *handle, const char *in, const cha
     if (plm_vdb_open(in, &file, &e) != PLM_VDB_OK)
         return pl_fail(ctx, PLUME_ERR_IO, "%s", e.message);
     int n = plm_vdb_grid_count(file);
-    plm_vdb_grid **grids = calloc((size_t)(n ? n : 1), sizeof *grids);
-    eng_context *eng = scratch_engine(ctx);
-    plume_status st = grids && eng ? PLUME_OK : pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
+    const plm_vdb_grid **grids = calloc((size_t)(n ? n : 1), sizeof *grids);
+    plume_status st = grids ? PLUME_OK : pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
     int count = 0, skipped = 0;
     for (int i = 0; i < n && st == PLUME_OK; i++) {
-        if (pl_cancelled(ctx)) {
-            st = pl_fail(ctx, PLUME_ERR_CANCELLED, "vdb convert: cancelled; %s was not written", outp);
-            break;
-        }
         const plm_vdb_grid *g = plm_vdb_file_grid(file, i);
         plm_vdb_grid_info gi;
         if (plm_vdb_grid_get_info(g, &gi, &e) != PLM_VDB_OK) {
@@ -151,38 +188,17 @@ static plume_status vdb_convert(plume_context *handle, const char *in, const cha
             skipped++;
             continue;
         }
-        char fname[32], what[4200];
-        snprintf(fname, sizeof fname, "grid%d", i);
-        snprintf(what, sizeof what, "%s: grid %d '%s'", in, i, gi.name);
-        eng_field *f = NULL;
-        st = grid_into_scratch(ctx, eng, g, &gi, fname, VDB_READ_KEEP_TOPOLOGY, what, &f);
-        if (st != PLUME_OK)
-            break;
-        /* the vector type travels in the grid's metadata, copied below */
-        st = vdb_field_to_grid(ctx, f, gi.name, gi.grid_class, 0, (const double(*)[4])gi.index_to_world,
-                               &grids[count]);
-        if (st != PLUME_OK)
-            break;
-        /* Keep the grid's own metadata; keys OpenVDB manages itself are refused and skipped. */
-        for (int m = 0; m < gi.meta_count; m++) {
-            plm_vdb_meta md;
-            plm_vdb_error me;
-            if (plm_vdb_grid_meta(g, m, &md, &me) == PLM_VDB_OK)
-                plm_vdb_grid_set_meta(grids[count], md.key, md.type, md.value, &me);
-        }
-        count++;
+        grids[count++] = g;
     }
     if (st == PLUME_OK && count == 0)
         st = pl_fail(ctx, PLUME_ERR_UNSUPPORTED, "%s has no float or vec3 grid to convert", in);
+    if (st == PLUME_OK && pl_cancelled(ctx))
+        st = pl_fail(ctx, PLUME_ERR_CANCELLED, "vdb convert: cancelled; %s was not written", outp);
     if (st == PLUME_OK)
-        st = vdb_write_file(ctx, outp, (const plm_vdb_grid *const *)grids, count, half,
-                            (plm_vdb_compression)comp, -1, file);
+        st = vdb_write_file(ctx, outp, grids, count, half, (plm_vdb_compression)comp, -1, file);
     if (st == PLUME_OK && skipped)
         pl_log(ctx, PLUME_LOG_WARNING, "%d unsupported grid(s) of %s were not converted", skipped, in);
-    for (int i = 0; i < count; i++)
-        plm_vdb_grid_free(grids[i]);
     free(grids);
-    eng_destroy(eng);
     plm_vdb_close(file);
     return st;
 }
@@ -229,8 +245,21 @@ static plume_status render_vdb(plume_context *handle, const char *vdb_path, cons
     if (st == PLUME_OK) {
         char what[4200];
         snprintf(what, sizeof what, "%s: grid '%s'", vdb_path, gi.name);
-        st = grid_into_scratch(ctx, eng, g, &gi, "render", 0, what, &f);
+        st = grid_into_scratch(ctx, eng, g, &gi, "render", what, &f);
     }
+    /* the picture is of index space: say so where that is not the world's axes at one scale */
+    int plain = st == PLUME_OK;
+    for (int r = 0; r < 3 && plain; r++)
+        for (int c = 0; c < 3 && plain; c++)
+            plain = r == c ? gi.index_to_world[r][c] > 0 &&
+                                 fabs(gi.index_to_world[r][c] - gi.index_to_world[0][0]) <=
+                                     1e-5 * gi.index_to_world[0][0]
+                           : gi.index_to_world[r][c] == 0;
+    if (st == PLUME_OK && !plain)
+        pl_log(ctx, PLUME_LOG_WARNING,
+               "%s: grid '%s' is drawn in its index space (i right, j up, looking down -k): its transform "
+               "rotates, mirrors or stretches it, which the picture does not show",
+               vdb_path, gi.name);
     if (st == PLUME_OK) {
         char err[1024];
         if (eng_field_block_count(f) == 0)

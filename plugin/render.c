@@ -96,7 +96,11 @@ static int write_png_atomic(const char *path, const uint8_t *rgb, unsigned w, un
                             size_t n)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    /* beside the file; a name near the 255-byte limit leaves no room for the suffix, so the
+     * temporary's own name is cut (the pid keeps it apart) */
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    snprintf(tmp, sizeof tmp, "%.*s.%.200s.tmp%d", dir_len, path, path + dir_len, (int)getpid());
     FILE *fp = fopen(tmp, "wb");
     if (!fp) {
         snprintf(err, n, "cannot write %s: %m", path);

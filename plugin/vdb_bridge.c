@@ -78,10 +78,16 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
                            "resample the grid to an axis-aligned transform first (e.g. OpenVDB's resample)",
                            what, gi.map_type);
         double h = d->voxel_size;
+        /* a node's scratch field (an emitter's shape) is laid out like the scene's fields it
+         * works on: those are what the user sets */
+        int scratch = eng_field_is_scratch(f);
+        char whose[300];
+        snprintf(whose, sizeof whose, scratch ? "the node's fields" : "field '%s'", d->name);
+        const char *set = scratch ? "set the voxel_size of the scene's fields the node works on" : "set the field's voxel_size";
         if (fabs(gi.voxel_size[0] - h) > 1e-5 * h)
             return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
-                           "%s has voxel size %g but field '%s' has voxel size %g: set the field's voxel_size to "
-                           "%g (or resample the file)", what, gi.voxel_size[0], d->name, h, gi.voxel_size[0]);
+                           "%s has voxel size %g but %s %s voxel size %g: %s to %g (or resample the file)",
+                           what, gi.voxel_size[0], whose, scratch ? "have" : "has", h, set, gi.voxel_size[0]);
         /* VDB index (0,0,0) is a voxel centre at the translation; ours has its corner at origin. */
         double s[3], fit[3];
         int off = 0;
@@ -94,11 +100,11 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
         }
         if (off)
             return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
-                           "%s is offset by a fraction of a voxel from field '%s' (x %.4f, y %.4f, z %.4f "
-                           "voxels): set the field's origin to [%.9g, %.9g, %.9g] (a VDB voxel's position "
+                           "%s is offset by a fraction of a voxel from %s (x %.4f, y %.4f, z %.4f "
+                           "voxels): set the %s origin to [%.9g, %.9g, %.9g] (a VDB voxel's position "
                            "is its centre, a field's origin the corner of its voxel (0, 0, 0))",
-                           what, d->name, s[0] - nearbyint(s[0]), s[1] - nearbyint(s[1]),
-                           s[2] - nearbyint(s[2]), fit[0], fit[1], fit[2]);
+                           what, whose, s[0] - nearbyint(s[0]), s[1] - nearbyint(s[1]), s[2] - nearbyint(s[2]),
+                           scratch ? "scene's fields'" : "field's", fit[0], fit[1], fit[2]);
     }
     if (merge == VDB_MERGE_REPLACE) {
         eng_field_clear(eng, f);
@@ -113,7 +119,7 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
      * inside of its surface is stored as inactive voxels and tiles of value -background, and a
      * collider or emitter needs "inside" there too. So every voxel of its leaves is taken, and
      * its inside tiles follow the leaves. */
-    int level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET && comps == 1 && !(flags & VDB_READ_KEEP_TOPOLOGY);
+    int level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET && comps == 1;
     uint64_t total = gi.leaf_count + (level_set ? gi.inactive_leaf_count : 0);
     plume_status st = PLUME_OK;
     for (uint64_t i = 0; i < total && st == PLUME_OK; i++) {

@@ -13,10 +13,7 @@ typedef enum vdb_merge { VDB_MERGE_REPLACE = 0, VDB_MERGE_MAX = 1, VDB_MERGE_ADD
 enum {
     /* The field is the grid's index space: the caller made it from the grid and writes the
      * grid's own transform back (vdb convert, render), so the transform is not checked. */
-    VDB_READ_INDEX_SPACE = 1,
-    /* A level set keeps the file's active band (no inside expansion); vdb_field_to_grid's
-     * sign fill restores the inside when it is written. */
-    VDB_READ_KEEP_TOPOLOGY = 2
+    VDB_READ_INDEX_SPACE = 1
 };
 
 /* Copies grid into field f of engine eng (errors reported on ctx). Unless flags has
@@ -25,7 +22,7 @@ enum {
  * and its voxels on the field's voxel lattice. REPLACE clears the field and takes the grid's
  * background; the others merge active voxels into what is there. A level-set grid brings every
  * voxel of its leaves and its inside tiles (negative values filling the inside of the
- * surface), so the field reads "inside" everywhere inside (unless VDB_READ_KEEP_TOPOLOGY).
+ * surface), in every mode, so the field reads "inside" everywhere inside.
  * `what` names the grid in messages ("smoke.vdb: grid 'density'"). */
 plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_grid *grid,
                                eng_field *f, vdb_merge merge, unsigned flags, const char *what);

@@ -904,7 +904,11 @@ std::string make_temp(const std::string &path, int *fd_out)
 {
     const size_t slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    // A name near the file system's limit (255 bytes) would leave no room for the suffix: the
+    // temporary's is cut, which the pid and counter keep unique.
+    if (base.size() > 200)
+        base.resize(200);
     for (int attempt = 0; attempt < 100; attempt++) {
         const std::string tmp =
             (slash == std::string::npos ? std::string() : dir) + "." + base + ".tmp-" +

@@ -59,7 +59,10 @@ static void print_info_text(const char *json_text)
                 if (r == c ? !(v > 0) : fabs(v) > tol)
                     turned = 1;
             }
-        if (turned)
+        int linear = !json_is_false(json_object_get(g, "linear"));
+        if (!linear)
+            printf(", frustum (not linear)");
+        else if (turned)
             printf(", rotated or mirrored");
         json_t *bb = json_object_get(g, "bbox");
         if (bb)
@@ -70,7 +73,7 @@ static void print_info_text(const char *json_text)
                    (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 0)),
                    (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 1)),
                    (long long)json_integer_value(json_array_get(json_array_get(bb, 1), 2)));
-        if (bb) {
+        if (bb && linear) {
             /* The world box of the voxel centres: two grids at the same index box can sit in
              * different places (a translation), which the index box alone does not show. */
             double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -224,7 +227,7 @@ int cmd_render(int argc, char **argv, const cli_common *c)
             grid = argv[++i];
         } else if (!strcmp(argv[i], "--size")) {
             if (sscanf(argv[++i], "%ux%u", &w, &h) != 2 || !w || !h || w > 8192 || h > 8192) {
-                cli_error("render", "--size must look like 640x480");
+                cli_error("render", "--size must look like 640x480, each side 1 to 8192");
                 return EXIT_USAGE;
             }
         } else if (argv[i][0] == '-') {

@@ -15,7 +15,8 @@ static const plume_param_desc params[] = {
     PARAM_INT("grid_index", "Grid Index", "Which of several grids with that name (0 = the first).", 0, 0,
               1000000, 0, 8),
     PARAM_ENUM("mode", "Mode", "replace: the field becomes the grid (its background too); max, add, set: "
-               "the grid's active voxels are merged in, as a source.", "replace", modes),
+               "the grid's active voxels are merged in, as a source (a level set's whole leaves and inside, "
+               "as in replace: its inside is stored inactive).", "replace", modes),
 };
 
 static const plume_port_desc ports[] = {
@@ -42,14 +43,19 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     const plm_vdb_grid *grid = NULL;
     plume_status st = PLUME_OK;
     if (plm_vdb_find_grid(file, grid_name, (int)pl_param_num(n, "grid_index"), &grid, &e) != PLM_VDB_OK) {
-        st = pl_fail(env->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s", n->name, e.message);
+        /* the reader's messages name the file only where it says something about the file */
+        st = pl_fail(env->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s%s%s", n->name, strstr(e.message, path) ? "" : path,
+                     strstr(e.message, path) ? "" : ": ", e.message);
     } else {
         plm_vdb_grid_info gi;
         plm_vdb_grid_get_info(grid, &gi, &e);
         eng_field *f = gi.components == 3 ? env->port_fields[1] : env->port_fields[0];
-        if (!f) {
-            st = pl_fail(env->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': grid '%s' is %s; bind port '%s' to a field",
-                         n->name, grid_name, gi.type_name, gi.components == 3 ? "vector_target" : "target");
+        if (gi.type == PLM_VDB_TYPE_UNSUPPORTED) {
+            st = pl_fail(env->ctx, PLUME_ERR_UNSUPPORTED, "node '%s': %s: grid '%s' is %s, which fields cannot hold "
+                         "(float and vec3s grids can)", n->name, path, grid_name, gi.type_name);
+        } else if (!f) {
+            st = pl_fail(env->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': %s: grid '%s' is %s; bind port '%s' to a field",
+                         n->name, path, grid_name, gi.type_name, gi.components == 3 ? "vector_target" : "target");
         } else {
             char what[4200];
             snprintf(what, sizeof what, "%s: grid '%s'", path, grid_name);

@@ -115,6 +115,43 @@ else
   echo "note: $data/vdb is absent; the checks against files written by other software are skipped"
 fi
 
+# Files that are not Plume's own fields' shape (pyopenvdb writes them): an SDF without the
+# level-set class, its inside stored as inactive tiles of -3, far past index 2048; a grid whose
+# transform turns it. convert kept only active voxels (the inside read +3) and refused indices
+# past 2047 ("field 'grid0': voxels at ... lie outside"), as render did; render drew a turned
+# grid as if it were not, without a word.
+if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
+  /usr/bin/python3 - "$tmp" <<'PY' || fail "pyopenvdb could not write the test files"
+import sys, pyopenvdb as vdb
+t = sys.argv[1]
+g = vdb.createLevelSetSphere(radius=10.0, center=(3000.0, 0.0, 0.0), voxelSize=1.0)
+g.gridClass = vdb.GridClass.UNKNOWN
+g.name = "sdf"
+vdb.write(t + "/far_sdf.vdb", [g])
+r = vdb.FloatGrid()
+r.name = "density"
+r.fill((0, 0, 0), (15, 3, 3), 1.0)
+r.transform = vdb.createLinearTransform([[0, 1, 0, 0], [-1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+vdb.write(t + "/turned.vdb", [r])
+PY
+  "$plume" vdb convert "$tmp/far_sdf.vdb" "$tmp/far_conv.vdb" --half 2>"$tmp/err" || fail "convert far_sdf: $(cat "$tmp/err")"
+  /usr/bin/python3 - "$tmp/far_sdf.vdb" "$tmp/far_conv.vdb" <<'PY' || fail "convert changed the SDF's values"
+import sys, pyopenvdb as vdb
+a, b = (vdb.readAll(p)[0][0] for p in sys.argv[1:3])
+assert b.gridClass == vdb.GridClass.UNKNOWN and b.activeVoxelCount() == a.activeVoxelCount(), (b.gridClass, b.activeVoxelCount())
+aa, ba = a.getConstAccessor(), b.getConstAccessor()
+for p in [(3000, 0, 0), (3005, 2, 1), (2991, 0, 0), (3000, 0, 9), (3020, 0, 0), (3000, 15, 0)]:
+    va, vb = aa.getValue(p), ba.getValue(p)
+    assert abs(va - vb) <= 2e-3 * max(1.0, abs(va)), (p, va, vb)
+assert ba.getValue((3000, 0, 0)) < 0, "the inside was lost"
+PY
+  "$plume" render "$tmp/far_sdf.vdb" -o "$tmp/far.png" 2>"$tmp/err" && [ -s "$tmp/far.png" ] || fail "render far_sdf: $(cat "$tmp/err")"
+  "$plume" render "$tmp/turned.vdb" -o "$tmp/turned.png" 2>"$tmp/err" && grep -q "drawn in its index space" "$tmp/err" \
+    || fail "render of a turned grid: $(cat "$tmp/err")"
+else
+  echo "note: /usr/bin/python3 has no pyopenvdb (python3-openvdb); the checks of other files' shapes are skipped"
+fi
+
 # Ctrl-C during a long cook: exit 130 (128 + SIGINT, a status of its own so that a farm tells
 # a cancel from a failure), a clear message, only complete files left behind.
 "$plume" cook "$scenes/slow.json" --out "$tmp/slow" --quiet 2>"$tmp/err" &

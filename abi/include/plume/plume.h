@@ -428,7 +428,9 @@ typedef struct plume_ext_vdb {
     uint32_t struct_size;
     /* A JSON description of the file's grids; free *json with free_string. */
     plume_status (*info_json)(plume_context *ctx, const char *path, char **json);
-    /* Read every supported grid of `in` into fields of ctx and write them to `out` (atomically). */
+    /* Write every supported (float, vec3s) grid of `in` to `out` (atomically) as it is, tiles,
+     * inactive values, transform and metadata included, with the codec and value width asked
+     * for; the others are left out with a warning. */
     plume_status (*convert)(plume_context *ctx, const char *in, const char *out, int32_t half_float,
                             plume_vdb_compression compression);
 } plume_ext_vdb;
