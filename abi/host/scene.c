@@ -306,11 +306,13 @@ static int declare_fields(scene *sc, const plume_plugin *api, plume_context *ctx
         }
         if (api->field_declare(ctx, &d) != PLUME_OK)
             return fail(sc, err, n, jp, "%s", api->last_error(ctx));
-        if (sc->voxel_size == 0 || d.voxel_size < sc->voxel_size)
-            sc->voxel_size = d.voxel_size;
         sc->field_names[sc->nfields++] = strdup(d.name);
-        if (sc->velocity && !strcmp(d.name, sc->velocity))
+        if (sc->velocity && !strcmp(d.name, sc->velocity)) {
             sc->velocity_type = (int)d.value_type + 1;
+            /* the CFL counts the velocity's own voxels (a finer field elsewhere, say an
+             * unrelated mask, does not make the solver substep more) */
+            sc->voxel_size = d.voxel_size;
+        }
     }
     return 0;
 }

@@ -24,7 +24,7 @@ typedef struct scene {
     double cfl;          /* 0: fixed substeps_min per frame */
     char *velocity;      /* field used for the CFL condition, or NULL */
     int velocity_type;   /* that field's PLUME_VALUE_* + 1 once declared (0: no such field) */
-    double voxel_size;   /* the smallest voxel size of the scene's fields */
+    double voxel_size;   /* the substep velocity field's voxel size (the CFL's), 0 without one */
     int deterministic;   /* "deterministic": true */
     /* FNV-1a 64 of the scene file's bytes and of every kernel file it names, in the order read
      * (after scene_instantiate): what identifies the scene for resuming a bake. */

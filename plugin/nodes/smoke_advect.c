@@ -28,12 +28,14 @@ static const plume_param_desc params[] = {
                1),
     PARAM_BOOL("advect_velocity", "Advect Velocity", "Move the velocity with itself.", 1),
     PARAM_FLOAT("density_dissipation", "Density Dissipation",
-                "Fraction of density lost per second (exp(-rate dt) per step).", 0, 0, 1e6, 0, 5),
+                "Rate at which density decays: it is multiplied by exp(-rate dt) each step, so "
+                "0.5 loses 39% a second and 0.69 half.", 0, 0, 1e6, 0, 5),
     PARAM_FLOAT("temperature_dissipation", "Temperature Dissipation",
                 "Rate per second at which temperature relaxes to the ambient temperature.", 0, 0,
                 1e6, 0, 5),
     PARAM_FLOAT("velocity_dissipation", "Velocity Dissipation",
-                "Fraction of velocity lost per second.", 0, 0, 1e6, 0, 5),
+                "Rate at which velocity decays, also when it is not advected: multiplied by "
+                "exp(-rate dt) each step.", 0, 0, 1e6, 0, 5),
     PARAM_FLOAT("ambient_temperature", "Ambient Temperature",
                 "What temperature relaxes to under dissipation.", 0, -1e9, 1e9, -10, 10),
 };
@@ -171,8 +173,14 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
         st = scalar(n, env, &pl, temp, SLOT_TEMPERATURE, "temperature",
                     exp(-pl_param_num(n, "temperature_dissipation") * dt),
                     pl_param_num(n, "ambient_temperature"));
-    if (st == PLUME_OK && pl_param_num(n, "advect_velocity") != 0)
-        st = velocity(n, env, &pl, exp(-pl_param_num(n, "velocity_dissipation") * dt));
+    double vkeep = exp(-pl_param_num(n, "velocity_dissipation") * dt);
+    if (st == PLUME_OK && pl_param_num(n, "advect_velocity") != 0) {
+        st = velocity(n, env, &pl, vkeep);
+    } else if (st == PLUME_OK && vkeep != 1.0) {
+        /* the velocity stays put but still dissipates, as the parameter says */
+        eng_arg sa[2] = {smoke_field_arg(vel), smoke_num(vkeep)};
+        st = smoke_launch(n, env, "scale_velocity", sa, 2);
+    }
     return st;
 }
 

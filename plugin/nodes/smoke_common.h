@@ -17,6 +17,7 @@ typedef struct smoke_state {
     eng_program *prog; /* smoke.pk, compiled at the first cook */
     eng_field *scratch[SMOKE_MAX_SCRATCH];
     char *loaded; /* what a node that reads a file last read into its scratch (malloc'd) */
+    int warned_band; /* an emitter said once that its falloff is wider than its level set's band */
 } smoke_state;
 
 /* The node's state, created on first use (NULL only when out of host memory). */

@@ -98,6 +98,7 @@ int mgpcg_init(mgpcg *s, eng_context *ctx, eng_program *prog, const mgpcg_config
     s->prog = prog;
     s->cfg = *cfg;
     s->dom[0] = dom0;
+    snprintf(s->prefix, sizeof s->prefix, "%s", prefix);
     if (cfg->dim != 2 && cfg->dim != 3)
         return mgp_fail(s, ENG_EINVAL, "mgpcg: dimension %d (2 or 3)", cfg->dim);
     if (cfg->levels < 1 || cfg->levels > MGPCG_MAX_LEVELS)
@@ -272,12 +273,29 @@ int mgpcg_solve(mgpcg *s, eng_field *b, eng_field *x, const mgpcg_solve_opts *o,
     out->iterations = 0;
     out->residual = -1;
     out->converged = 0;
+    out->stalled = 0;
     int every = o->check_every > 0 ? o->check_every : 1, rc;
     double tol = o->tolerance;
     if ((rc = mgp_start(s, b, x, o->warm)))
         return rc;
     if (tol > 0 && (rc = mgp_check(s, b, x, &out->residual)))
         return rc;
+    /* In f32 the residual stops falling somewhere (sooner on a singular, closed problem); CG
+     * run on past that point drifts, and 5,000 iterations left 100x the divergence of 12. So
+     * the solve also stops once the residual has not reached a new low for a while (CG's max
+     * residual may rise for a few iterations on the way down: the wait is generous). A
+     * singular problem can blow up within that wait (p nearly in A's null space, a huge step):
+     * its best iterate is kept and is the answer when the last one is worse. Open problems
+     * were seen to level off, not blow up, and skip the copies. */
+    double best = out->residual;
+    int best_at = 0, wait = 3 * every > 30 ? 3 * every : 30;
+    int keep = s->singular && tol > 0 && !(out->residual <= tol);
+    if (keep) {
+        if (!s->best && (rc = mgp_field(s, s->prefix, "best", -1, s->cfg.dim, 0, &s->best)))
+            return rc;
+        eng_field_set_transient(s->best); /* written over the domain first, read only there */
+        MGP_K(s, "cg_copy", mgp_fa(s->dom[0]), mgp_fa(x), mgp_fa(s->best));
+    }
     while (out->iterations < o->max_iterations && !(tol > 0 && out->residual <= tol)) {
         int left = o->max_iterations - out->iterations;
         int batch = tol > 0 && every < left ? every : left;
@@ -287,6 +305,19 @@ int mgpcg_solve(mgpcg *s, eng_field *b, eng_field *x, const mgpcg_solve_opts *o,
         out->iterations += batch;
         if (tol > 0 && (rc = mgp_check(s, b, x, &out->residual)))
             return rc;
+        if (tol > 0 && out->residual < best) {
+            best = out->residual;
+            best_at = out->iterations;
+            if (keep && out->residual > tol)
+                MGP_K(s, "cg_copy", mgp_fa(s->dom[0]), mgp_fa(x), mgp_fa(s->best));
+        } else if (tol > 0 && out->iterations - best_at >= wait) {
+            out->stalled = 1;
+            break;
+        }
+    }
+    if (keep && out->residual > best) {
+        MGP_K(s, "cg_copy", mgp_fa(s->dom[0]), mgp_fa(s->best), mgp_fa(x));
+        out->residual = best;
     }
     out->converged = tol > 0 && out->residual <= tol;
     return ENG_OK;

@@ -48,6 +48,8 @@ typedef struct mgpcg {
     eng_field *r[MGPCG_MAX_LEVELS], *z[MGPCG_MAX_LEVELS], *t[MGPCG_MAX_LEVELS];
     eng_field *p, *q;                                     /* CG vectors on level 0 */
     eng_field *rr0, *rr, *rz, *rzn, *pq, *rmax, *msum, *mcount; /* 0-D scalars */
+    eng_field *best; /* a singular solve's best iterate so far; declared by its first solve */
+    char prefix[200]; /* the fields' names start with it */
     int singular; /* set by the last mgpcg_build: no Dirichlet cell anywhere */
     char error[512];
 } mgpcg;
@@ -81,6 +83,8 @@ typedef struct mgpcg_result {
     int iterations;  /* CG iterations run */
     double residual; /* max |b - A x| at the last check; -1 when tolerance was 0 */
     int converged;   /* residual <= tolerance (0 when tolerance was 0) */
+    int stalled;     /* stopped before the cap: the residual had not fallen for a while (f32's
+                      * floor above the tolerance); the last iterate is kept */
 } mgpcg_result;
 
 /* Solves A x = b (for a singular problem b's mean is removed first, in place). */

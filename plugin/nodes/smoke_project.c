@@ -37,7 +37,9 @@ static const plume_param_desc params[] = {
               200, 1, 100000, 10, 1000),
     PARAM_FLOAT("tolerance", "Tolerance",
                 "Stop when the largest divergence left in a fluid voxel (1/s) is at most this; "
-                "0 runs every iteration without reading back.",
+                "0 runs every iteration without reading back. mgpcg also stops when the divergence "
+                "has not fallen for max(30, 3 x check_every) iterations (a tolerance below what f32 "
+                "reaches); the first solve that misses the tolerance is a warning.",
                 0.01, 0, 1e9, 0, 1),
     PARAM_INT("check_every", "Check Every",
               "Iterations between residual checks (each check waits for the queued work): a "
@@ -80,6 +82,7 @@ typedef struct project_state {
     smoke_state base;
     eng_program *mg_prog; /* mgpcg3.pk, compiled at the first mgpcg solve */
     mgpcg mg;
+    int warned; /* a solve that missed its tolerance was reported once as a warning */
 } project_state;
 
 static void state_free(void *p) { free(p); }
@@ -195,10 +198,16 @@ static plume_status solve_mgpcg(pl_node *n, pl_cook_env *env, const job *j)
     if ((rc = mgpcg_solve(&ps->mg, j->rhs, j->p, &o, &res)))
         return mg_fail(env, n, rc, &ps->mg);
     double r = res.residual >= 0 ? res.residual / h2 : -1;
-    pl_log(env->ctx, PLUME_LOG_DEBUG,
-           "node '%s': mgpcg pressure solve: %d iterations, max |div| %.3g (tolerance %.3g)%s",
-           n->name, res.iterations, r, j->tol,
-           j->tol > 0 && !res.converged ? ": stopped at the iteration cap" : "");
+    const char *why = res.stalled ? ": stopped, the residual no longer falling (f32 reaches no lower here)"
+                      : j->tol > 0 && !res.converged ? ": stopped at the iteration cap"
+                                                      : "";
+    /* the first miss is worth an artist's attention; every later one goes to the debug log */
+    int warn = why[0] && !ps->warned;
+    ps->warned |= warn;
+    pl_log(env->ctx, warn ? PLUME_LOG_WARNING : PLUME_LOG_DEBUG,
+           "node '%s': mgpcg pressure solve: %d iterations, max |div| %.3g (tolerance %.3g)%s%s", n->name,
+           res.iterations, r, j->tol, why,
+           warn ? "; later misses of this node are logged at debug level (PLUME_VERBOSE=2)" : "");
     return PLUME_OK;
 }
 

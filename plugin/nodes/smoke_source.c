@@ -31,8 +31,8 @@ static const plume_param_desc params[] = {
     PARAM_VEC3("center", "Center", "Shape sphere: centre of the sphere in world units.", 0, 0.15, 0, -1e6, 1e6, -10, 10),
     PARAM_FLOAT("radius", "Radius", "Shape sphere: radius in world units.", 0.08, 0, 1e6, 0, 10),
     PARAM_FLOAT("falloff", "Edge Falloff",
-                "Width of the soft edge in voxels, beyond the radius (or a level set's surface); 0 "
-                "gives a hard edge.", 1.5,
+                "Width of the soft edge in voxels, beyond the radius (or a level set's surface, "
+                "up to the edge of its band); 0 gives a hard edge.", 1.5,
                 0, 64, 0, 8),
     PARAM_FLOAT("density", "Density", "Density written inside the emitter (times its edge weight).", 1, -1e9, 1e9, 0, 10),
     PARAM_FLOAT("temperature", "Temperature",
@@ -183,13 +183,24 @@ static plume_status cook_vdb(pl_node *n, pl_cook_env *env)
         return st;
     const eng_field_desc *d = eng_field_info(env->port_fields[0]);
     const double *v = pl_param_vec3(n, "velocity");
-    eng_arg a[12] = {
+    double fall = pl_param_num(n, "falloff") * d->voxel_size, band = eng_field_info(shape)->background[0];
+    smoke_state *s = smoke_state_of(n);
+    if (level_set && fall > band && s && !s->warned_band) {
+        /* the file knows distances only within its band: past it the ramp has nothing to go on */
+        pl_log(env->ctx, PLUME_LOG_WARNING,
+               "node '%s': falloff %g voxels reaches past the level set's band (%g voxels): the edge stops "
+               "at the band; write the level set with a wider band (OpenVDB's half width) for a softer one",
+               n->name, pl_param_num(n, "falloff"), band / d->voxel_size);
+        s->warned_band = 1;
+    }
+    eng_arg a[13] = {
         smoke_field_arg(shape),
         smoke_field_arg(env->port_fields[0]),
         smoke_field_arg(env->port_fields[1]),
         smoke_field_arg(env->port_fields[2]),
         smoke_num(level_set),
-        smoke_num(pl_param_num(n, "falloff") * d->voxel_size),
+        smoke_num(fall),
+        smoke_num(band > 0 ? band : INFINITY),
         smoke_num(pl_param_num(n, "density")),
         smoke_num(pl_param_num(n, "temperature")),
         smoke_vec(v[0], v[1], v[2]),
@@ -197,7 +208,7 @@ static plume_status cook_vdb(pl_node *n, pl_cook_env *env)
         smoke_num(emit_mode(n)),
         smoke_num(env->info->dt),
     };
-    return smoke_launch(n, env, "source_field", a, 12);
+    return smoke_launch(n, env, "source_field", a, 13);
 }
 
 static plume_status cook(pl_node *n, pl_cook_env *env)

@@ -308,5 +308,21 @@ else
   fi
 fi
 
+# The CFL counts the velocity field's voxels: velocity 1 at voxel 1/32, 24 fps, cfl 1 takes
+# ceil(32 / 24) = 2 substeps, also with a finer field that the solver never reads (it took 6,
+# from the finest voxel of any field).
+cat >"$tmp/cfl.json" <<'EOF'
+{"plume_scene": 1, "name": "cfl", "frames": {"start": 1, "end": 1, "fps": 24},
+ "substeps": {"min": 1, "max": 50, "cfl": 1.0, "velocity": "vel"},
+ "fields": [{"name": "vel", "type": "vec3", "voxel_size": 0.03125},
+            {"name": "aux", "type": "f32", "voxel_size": 0.0078125}],
+ "nodes": [{"name": "push", "type": "org.plume.kernel",
+            "params": {"code": "kernel k(field<vec3> v) { for (P in ivec3(0) .. ivec3(8)) { v[P] = vec3(1.0, 0.0, 0.0); } }"},
+            "bind": {"v": "vel"}}],
+ "init": ["push"], "substep": ["push"]}
+EOF
+expect 0 "frame 1/1 (1): " -- "$plume" cook "$tmp/cfl.json" --out "$tmp/cfl" --no-checkpoint
+grep -q ", 2 substeps" "$tmp/err" || { echo "FAIL: CFL substeps with a finer unrelated field: $(cat "$tmp/err")"; fails=$((fails+1)); }
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

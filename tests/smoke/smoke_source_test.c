@@ -111,6 +111,16 @@ static void test_level_set_sphere(void)
     double inside = stat("bd", PLUME_STAT_SUM);
     CHECK(fabs(inside - volume) < 0.03 * volume, "%.0f voxels inside, the ball has %.0f", inside,
           volume);
+    /* A falloff wider than the file's band (3 voxels) stops at the band: past it the file only
+     * says "at least 3 voxels away" (it gave every voxel of the grid's leaves 0.7, 21,000 voxels'
+     * worth, and smoke as far as the leaves reach). */
+    ok(api->node_set_float(n, "falloff", 10.0), "falloff");
+    if (ok(cook(n), "cook sphere, wide falloff")) {
+        double reach = r + 3.5, most = 4.0 / 3.0 * M_PI * reach * reach * reach;
+        double wide = stat("bd", PLUME_STAT_SUM);
+        CHECK(wide > inside && wide < most, "density %.0f with a 10-voxel falloff: more than %.0f, at most "
+              "the %.0f voxels within the band", wide, inside, most);
+    }
     api->node_destroy(n);
 }
 
