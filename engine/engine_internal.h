@@ -138,7 +138,8 @@ int eng_task_snode(eng_context *ctx, uint32_t snode, plm_runtime **rt, int32_t *
  * kernels and starts with its program's origin (eng_program_set_origin), and one of its
  * fields is the one reported. */
 int eng_check_runtime_errors(eng_context *ctx, const sfg_exec_task *culprit);
-/* 1 when a field task t binds has a runtime error raised (t ran last: t raised it). */
+/* 1 when a field task t binds (a runtime task: the field it works on) has a runtime error
+ * raised (t ran last: t raised it). */
 int eng_task_faulted(eng_context *ctx, const sfg_exec_task *t);
 /* An SFG failure as an engine error (the executor's own message is kept). */
 int eng_queue_error(eng_context *ctx, int sfg_code);

@@ -356,7 +356,10 @@ int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const 
     int rc = eng_compile_resolved(ctx, batch, codes, fresh);
     double t0 = now_s();
     int may_stop = may_cancel(ctx);
-    const sfg_exec_task *culprit = NULL; /* the task after which a field's error was raised */
+    /* the kernel task after which a field's error was first raised; none when a runtime task
+     * (a listgen out of budget) raised it first */
+    const sfg_exec_task *culprit = NULL;
+    int faulted = 0;
     for (uint32_t i = 0; i < n && rc == ENG_OK; i++) {
         if (codes[i] && !codes[i]->fn[0]) {
             rc = eng_fail(ctx, ENG_EINTERNAL, "task '%s' has no compiled code", tasks[i].name);
@@ -368,17 +371,20 @@ int eng_exec_resolved(eng_context *ctx, const sfg_batch *batch, eng_code *const 
         }
         double t1 = ctx->profile.enabled ? now_s() : 0;
         rc = run_task(ctx, &tasks[i], codes[i]);
-        if (!culprit && codes[i] && eng_task_faulted(ctx, &tasks[i]))
-            culprit = &tasks[i];
+        if (!faulted && eng_task_faulted(ctx, &tasks[i])) {
+            faulted = 1;
+            culprit = codes[i] ? &tasks[i] : NULL;
+        }
         if (ctx->profile.enabled)
             profile_task(ctx, &tasks[i], codes[i], now_s() - t1);
     }
     ctx->stats.backend_s += now_s() - t0;
     if (rc == ENG_OK) {
         rc = eng_check_runtime_errors(ctx, culprit);
-    } else if (rc == ENG_ECANCELLED) {
-        /* what the chunks that ran recorded in the trees goes with the cancel, not with the
-         * host's next (clean) batch; the cancel stays the message */
+    } else {
+        /* what the chunks that ran recorded in the trees goes with the cancel (or failure),
+         * not with the host's next (clean) batch, which would blame its own first task; the
+         * cancel stays the message */
         char *saved = eng_thread_err;
         char scratch[ENG_ERR_SIZE];
         eng_thread_err = scratch;

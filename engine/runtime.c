@@ -95,6 +95,12 @@ int eng_queue_error(eng_context *ctx, int code)
 
 int eng_task_faulted(eng_context *ctx, const sfg_exec_task *t)
 {
+    uint32_t type = t->meta->type;
+    if (type == SFG_CLEAR_LIST || type == SFG_LISTGEN || type == SFG_GC) {
+        uint32_t fid = t->meta->snode / 16; /* the field a runtime task works on (exec.c) */
+        return fid < (uint32_t)ctx->nfields &&
+               plm_rt_error(plm_tree_runtime(eng_field_tree(ctx->fields[fid]))) != PLM_RT_OK;
+    }
     const passes_bound *b = t->ir.ir;
     for (uint32_t s = 0; b && s < b->nfields; s++)
         if (b->field_id[s] < (uint32_t)ctx->nfields &&
@@ -111,7 +117,8 @@ static void culprit_kernels(const char *task, char *out, size_t n)
     int count = 0, more = 0;
     for (const char *p = task; *p;) {
         size_t len = strcspn(p, "#+");
-        if (len && len < sizeof names[0] && strncmp(p, "...", len)) {
+        /* a kernel's name is followed by its task number; a part without one was cut off */
+        if (len && len < sizeof names[0] && p[len] == '#') {
             int seen = 0;
             for (int i = 0; i < count && !seen; i++)
                 seen = strlen(names[i]) == len && !strncmp(names[i], p, len);

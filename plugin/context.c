@@ -170,7 +170,7 @@ int pl_cancelled(pl_context *ctx)
 /* The engine polls this while a batch's kernels compile (the first frame's long wait). */
 static int engine_cancel(void *user) { return pl_cancelled(user); }
 
-plume_status pl_from_engine(pl_context *ctx, int rc)
+plume_status pl_status_of_engine(int rc)
 {
     plume_status st;
     switch (rc) {
@@ -184,6 +184,14 @@ plume_status pl_from_engine(pl_context *ctx, int rc)
     case ENG_ECANCELLED: st = PLUME_ERR_CANCELLED; break;
     default: st = PLUME_ERR_INTERNAL; break;
     }
+    return st;
+}
+
+plume_status pl_from_engine(pl_context *ctx, int rc)
+{
+    plume_status st = pl_status_of_engine(rc);
+    if (st == PLUME_OK)
+        return PLUME_OK;
     return pl_fail(ctx, st, "%s", eng_error(ctx->eng));
 }
 

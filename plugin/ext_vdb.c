@@ -12,20 +12,22 @@
 #include <string.h>
 
 /* A layout for a scratch field that holds the grid's voxels where they are: per-voxel
- * activity (bitmasked leaves), the index range starting at the grid's lowest active voxel on
- * the 8^3 lattice, and levels of 32 pointers stacked over the default tree's 16 x 8 until it
- * spans the grid's longest side (4,096 voxels with one, 131,072 with two, ...). -1 when the grid
- * is too long for 32-bit indices. */
+ * activity (bitmasked leaves), the index range starting at the grid's lowest stored voxel on
+ * the 8^3 lattice (leaves, tiles and a level set's inactive inside: what the reader writes),
+ * and levels of 32 pointers stacked over the default tree's 16 x 8 until it spans the grid's
+ * longest side (4,096 voxels with one, 131,072 with two, 4,194,304 with three, 134,217,728
+ * with four). -1 past that. */
+#define SCRATCH_MAX_SPAN (1ll << 27)
 static long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 static int scratch_layout(const plm_vdb_grid_info *gi, char *out, size_t n)
 {
     long long off[3] = {-2048, -2048, -2048}, extent = 4096;
-    if (!gi->bbox_empty) {
+    if (!gi->stored_empty) {
         extent = 1;
         for (int k = 0; k < 3; k++) {
-            off[k] = floor_div(gi->bbox_min[k], 8) * 8;
-            long long e = (long long)gi->bbox_max[k] - off[k] + 1;
+            off[k] = floor_div(gi->stored_min[k], 8) * 8;
+            long long e = (long long)gi->stored_max[k] - off[k] + 1;
             extent = e > extent ? e : extent;
         }
     }
@@ -36,7 +38,7 @@ static int scratch_layout(const plm_vdb_grid_info *gi, char *out, size_t n)
         levels++;
     }
     for (int k = 0; k < 3; k++)
-        if (span > (1ll << 30) || off[k] + span - 1 > INT32_MAX)
+        if (span > SCRATCH_MAX_SPAN || off[k] + span - 1 > INT32_MAX)
             return -1;
     int at = snprintf(out, n, "offset(%lld,%lld,%lld).", off[0], off[1], off[2]);
     for (int l = 0; l < levels && at > 0 && (size_t)at < n; l++)
@@ -141,9 +143,9 @@ static plume_status grid_into_scratch(pl_context *ctx, eng_context *eng, const p
     char layout[256];
     if (scratch_layout(gi, layout, sizeof layout) != 0)
         return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,
-                       "%s: its active voxels span [%d %d %d]..[%d %d %d], more than 2^30 voxels along an axis",
-                       what, gi->bbox_min[0], gi->bbox_min[1], gi->bbox_min[2], gi->bbox_max[0], gi->bbox_max[1],
-                       gi->bbox_max[2]);
+                       "%s: its voxels span [%d %d %d]..[%d %d %d], more than %lld along an axis",
+                       what, gi->stored_min[0], gi->stored_min[1], gi->stored_min[2], gi->stored_max[0],
+                       gi->stored_max[1], gi->stored_max[2], SCRATCH_MAX_SPAN);
     eng_field_desc fd = {fname, gi->components == 3 ? ENG_VEC3 : ENG_F32, layout, h, {0, 0, 0},
                          {gi->background[0], gi->background[1], gi->background[2]}};
     if (eng_field_declare(eng, &fd, out) != ENG_OK)
@@ -249,12 +251,11 @@ static plume_status render_vdb(plume_context *handle, const char *vdb_path, cons
     }
     /* the picture is of index space: say so where that is not the world's axes at one scale */
     int plain = st == PLUME_OK;
+    double unit = plain ? gi.index_to_world[0][0] : 0; /* vdb info's tolerance for a turn */
     for (int r = 0; r < 3 && plain; r++)
         for (int c = 0; c < 3 && plain; c++)
-            plain = r == c ? gi.index_to_world[r][c] > 0 &&
-                                 fabs(gi.index_to_world[r][c] - gi.index_to_world[0][0]) <=
-                                     1e-5 * gi.index_to_world[0][0]
-                           : gi.index_to_world[r][c] == 0;
+            plain = r == c ? gi.index_to_world[r][c] > 0 && fabs(gi.index_to_world[r][c] - unit) <= 1e-5 * unit
+                           : fabs(gi.index_to_world[r][c]) <= 1e-6 * fabs(unit);
     if (st == PLUME_OK && !plain)
         pl_log(ctx, PLUME_LOG_WARNING,
                "%s: grid '%s' is drawn in its index space (i right, j up, looking down -k): its transform "

@@ -472,6 +472,14 @@ static plume_status node_checks(pl_node *n, eng_field **fields, int validating)
     return st;
 }
 
+void pl_node_owns_program(pl_node *n, eng_program *p)
+{
+    char origin[300];
+    snprintf(origin, sizeof origin, "node '%s' (%s)", n->name, n->type->desc.id);
+    /* a failure (out of memory) leaves the program unnamed: its errors name the syncing node */
+    (void)eng_program_set_origin(n->ctx->eng, p, origin);
+}
+
 /* A failure says which node, also where the message came from below the node (a field the
  * engine could not write, a file the VDB reader refused); compile errors lead with their
  * file:line:col instead. */

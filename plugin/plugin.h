@@ -4,6 +4,7 @@
 #define PLUME_PLUGIN_INTERNAL_H
 
 #include "engine/engine.h"
+#include "engine/kernel.h"
 
 /* Tasks queued before the optimizer runs on its own (plume_context_options.flush_every = 0). */
 #define PL_DEFAULT_FLUSH_EVERY 1024
@@ -124,6 +125,12 @@ void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
 void pl_progress(pl_context *ctx, double fraction, const char *stage);
 int pl_cancelled(pl_context *ctx);
 plume_status pl_from_engine(pl_context *ctx, int eng_rc);
+/* The status an engine code stands for (pl_from_engine's, without reporting anything). */
+plume_status pl_status_of_engine(int eng_rc);
+/* Marks p's kernels as n's ("node 'NAME' (TYPE)"), so a kernel's write outside its field or
+ * past the budget, found at whichever node syncs next, names n (eng_program_set_origin). Call
+ * before any of p's kernels is launched. */
+void pl_node_owns_program(pl_node *n, eng_program *p);
 
 /* Parameter lookups for cooks (the parameter must exist on the node's type). */
 double pl_param_num(const pl_node *n, const char *id);

@@ -333,8 +333,10 @@ template <class GridT> void index_tree(const GridT &grid, plm_vdb_grid &g)
     g.tiles.clear();
     g.off_tiles.clear();
     uint64_t next = 0, off_next = 0;
-    auto add_tile = [](std::vector<Tile> &list, uint64_t &count, const Coord &origin, int dim,
-                       const typename GridT::ValueType &v) {
+    openvdb::CoordBBox stored; // empty
+    auto add_tile = [&stored](std::vector<Tile> &list, uint64_t &count, const Coord &origin, int dim,
+                              const typename GridT::ValueType &v) {
+        stored.expand(openvdb::CoordBBox(origin, origin.offsetBy(dim - 1)));
         Tile t;
         t.origin = origin;
         t.leaves_per_axis = dim / 8;
@@ -363,10 +365,15 @@ template <class GridT> void index_tree(const GridT &grid, plm_vdb_grid &g)
             for (auto it = lo->cbeginValueOff(); it; ++it)
                 if (!lo->isChildMaskOn(it.pos()) && *it != bg)
                     add_tile(g.off_tiles, off_next, it.getCoord(), 8, *it);
-            for (auto leaf = lo->cbeginChildOn(); leaf; ++leaf)
+            for (auto leaf = lo->cbeginChildOn(); leaf; ++leaf) {
                 g.leaves.push_back(&*leaf);
+                stored.expand(openvdb::CoordBBox(leaf->origin(), leaf->origin().offsetBy(7)));
+            }
         }
     }
+    g.info.stored_empty = stored.empty() ? 1 : 0;
+    for (int k = 0; k < 3 && !stored.empty(); k++)
+        g.info.stored_min[k] = stored.min()[k], g.info.stored_max[k] = stored.max()[k];
     g.info.inactive_leaf_count = off_next;
     g.info.leaf_count = uint64_t(g.leaves.size()) + next;
     g.info.active_tile_count = g.tiles.size();
@@ -382,6 +389,7 @@ void refresh(plm_vdb_grid &g)
     in.index = g.index;
     in.name_index = g.name_index;
     in.bbox_empty = 1;
+    in.stored_empty = 1;
     g.leaves.clear();
     g.tiles.clear();
     g.off_tiles.clear();

@@ -127,6 +127,11 @@ typedef struct plm_vdb_grid_info {
     int bbox_empty;                   /* 1 when no voxel is active (bounds then 0) */
     int meta_count;                   /* entries for plm_vdb_grid_meta */
     uint64_t inactive_leaf_count;     /* leaves plm_vdb_read_inactive_leaf returns */
+    /* inclusive index bounds of every leaf plm_vdb_read_leaf and plm_vdb_read_inactive_leaf
+     * return (a level set's inside and stray inactive leaves included): what a field must hold
+     * to take them all */
+    int32_t stored_min[3], stored_max[3];
+    int stored_empty; /* 1 when there are none (bounds then 0) */
 } plm_vdb_grid_info;
 
 /* ---------------------------------------------------------------- reading */

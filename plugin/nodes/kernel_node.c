@@ -187,10 +187,7 @@ static plume_status compile(pl_node *n)
     s->eng = n->ctx->eng;
     s->prog = prog;
     if (rc == 0) {
-        /* a write outside a field, found at whichever node syncs next, names this one */
-        char origin[300];
-        snprintf(origin, sizeof origin, "node '%s' (%s)", n->name, n->type->desc.id);
-        eng_program_set_origin(n->ctx->eng, prog, origin);
+        pl_node_owns_program(n, prog);
         /* once per code, as the parameter is set: not every cook */
         pl_log_text(n->ctx, PLUME_LOG_WARNING, eng_program_warnings(prog));
         const char *want = n->values[P_KERNEL].str;

@@ -37,6 +37,7 @@ static plume_status program(pl_node *n, pl_cook_env *env, eng_program **out)
                                      (const char *)pk_smoke_bytes, pk_smoke_size, &s->prog);
         if (rc)
             return pl_from_engine(env->ctx, rc);
+        pl_node_owns_program(n, s->prog);
     }
     *out = s->prog;
     return PLUME_OK;

@@ -37,6 +37,8 @@ static int mgp_launch(mgpcg *s, const char *name, const eng_arg *args, uint32_t 
     if (!k)
         return mgp_fail(s, ENG_ENOTFOUND, "mgpcg: the program has no kernel '%s'", name);
     int rc = eng_launch(s->ctx, k, args, n);
+    if (rc && !strncmp(eng_error(s->ctx), "node '", 6)) /* a flush found another node's error */
+        return mgp_fail(s, rc, "%s", eng_error(s->ctx));
     if (rc)
         return mgp_fail(s, rc, "mgpcg: launching %s: %s", name, eng_error(s->ctx));
     return ENG_OK;

@@ -84,10 +84,13 @@ typedef struct mgpcg_result {
     double residual; /* max |b - A x| at the last check; -1 when tolerance was 0 */
     int converged;   /* residual <= tolerance (0 when tolerance was 0) */
     int stalled;     /* stopped before the cap: the residual had not fallen for a while (f32's
-                      * floor above the tolerance); the last iterate is kept */
+                      * floor above the tolerance) */
 } mgpcg_result;
 
-/* Solves A x = b (for a singular problem b's mean is removed first, in place). */
+/* Solves A x = b (for a singular problem b's mean is removed first, in place). With a
+ * tolerance, it stops at the tolerance, the cap, or a stall (out->stalled); a singular solve
+ * that ends worse than its best check leaves that best iterate in x (kept in the transient
+ * field "<prefix>:mg.best", declared by its first solve). */
 int mgpcg_solve(mgpcg *s, eng_field *b, eng_field *x, const mgpcg_solve_opts *o,
                 mgpcg_result *out);
 

@@ -166,6 +166,10 @@ static plume_status mg_fail(pl_cook_env *env, pl_node *n, int rc, const mgpcg *m
     plume_status st = rc == ENG_ENOMEM       ? PLUME_ERR_MEMORY_BUDGET
                       : rc == ENG_ECANCELLED ? PLUME_ERR_CANCELLED
                                              : PLUME_ERR_INTERNAL;
+    /* another node's kernel failed and the solve's sync found it: the engine's message names
+     * that node first (eng_program_set_origin); it is passed on as it is, with its status */
+    if (!strncmp(mg->error, "node '", 6))
+        return pl_fail(env->ctx, pl_status_of_engine(rc), "%s", mg->error);
     return pl_fail(env->ctx, st, "node '%s': %s", n->name, mg->error);
 }
 
@@ -178,6 +182,7 @@ static plume_status solve_mgpcg(pl_node *n, pl_cook_env *env, const job *j)
                                      (const char *)pk_mgpcg3_bytes, pk_mgpcg3_size, &ps->mg_prog);
         if (rc)
             return pl_from_engine(env->ctx, rc);
+        pl_node_owns_program(n, ps->mg_prog);
     }
     mgpcg_config cfg = {.dim = 3,
                         .levels = (int)pl_param_num(n, "levels"),

@@ -83,6 +83,18 @@ EOF
 expect 1 "frame 1: node 'bad' (org.plume.kernel): field 'q': kernel 'k' wrote outside" -- "$plume" cook "$tmp/oob2.json" --mode eager --out "$tmp/oob2"
 expect 1 "frame 1: node 'bad' (org.plume.kernel) or node 'fine' (org.plume.kernel): field 'q': kernel 'k' or 'k2' (run fused as one task) wrote outside" -- "$plume" cook "$tmp/oob2.json" --out "$tmp/oob2"
 ! grep -q "node 'export'" "$tmp/err" || { echo "FAIL: the range error blames the export: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# The pressure solve usually syncs first in a substep: it passes the kernel's node on, first
+# (it said "node 'project': node 'bad' ..."), with the range error's status.
+cat >"$tmp/oobp.json" <<'EOF'
+{"plume_scene": 1, "name": "oobp", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "density", "voxel_size": 0.03125}, {"name": "temperature", "voxel_size": 0.03125},
+            {"name": "vel", "type": "vec3", "voxel_size": 0.03125}],
+ "nodes": [{"name": "src", "type": "org.plume.smoke.source", "params": {"center": [0.5, 0.5, 0.5], "radius": 0.1}},
+           {"name": "bad", "type": "org.plume.kernel", "params": {"code": "kernel k(field<f32> q) { for (P in ivec3(0) .. ivec3(4)) { q[P + ivec3(100000, 0, 0)] = 1.0; } }"}, "bind": {"q": "density"}},
+           {"name": "project", "type": "org.plume.smoke.project"}],
+ "init": ["src"], "substep": ["bad", "project"]}
+EOF
+expect 1 "frame 1: node 'bad' (org.plume.kernel): field 'density': kernel 'k' wrote outside" -- "$plume" cook "$tmp/oobp.json" --out "$tmp/oobp" --no-checkpoint
 # A kernel node's source_name names its code in errors whatever the keys' order; a scalar of the
 # wrong kind says what it takes
 cat >"$tmp/srcname.json" <<'EOF'

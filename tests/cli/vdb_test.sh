@@ -133,6 +133,12 @@ r.name = "density"
 r.fill((0, 0, 0), (15, 3, 3), 1.0)
 r.transform = vdb.createLinearTransform([[0, 1, 0, 0], [-1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
 vdb.write(t + "/turned.vdb", [r])
+# a level set with a stray inactive leaf far from its band: render reads every leaf of a
+# level set, so its field must reach that far too (it was sized by the active voxels)
+s = vdb.createLevelSetSphere(radius=8.0, voxelSize=1.0)
+s.getAccessor().setValueOff((-200, 0, 0), 2.0)
+s.name = "ball"
+vdb.write(t + "/stray.vdb", [s])
 PY
   "$plume" vdb convert "$tmp/far_sdf.vdb" "$tmp/far_conv.vdb" --half 2>"$tmp/err" || fail "convert far_sdf: $(cat "$tmp/err")"
   /usr/bin/python3 - "$tmp/far_sdf.vdb" "$tmp/far_conv.vdb" <<'PY' || fail "convert changed the SDF's values"
@@ -146,6 +152,7 @@ for p in [(3000, 0, 0), (3005, 2, 1), (2991, 0, 0), (3000, 0, 9), (3020, 0, 0), 
 assert ba.getValue((3000, 0, 0)) < 0, "the inside was lost"
 PY
   "$plume" render "$tmp/far_sdf.vdb" -o "$tmp/far.png" 2>"$tmp/err" && [ -s "$tmp/far.png" ] || fail "render far_sdf: $(cat "$tmp/err")"
+  "$plume" render "$tmp/stray.vdb" -o "$tmp/stray.png" 2>"$tmp/err" && [ -s "$tmp/stray.png" ] || fail "render stray.vdb: $(cat "$tmp/err")"
   "$plume" render "$tmp/turned.vdb" -o "$tmp/turned.png" 2>"$tmp/err" && grep -q "drawn in its index space" "$tmp/err" \
     || fail "render of a turned grid: $(cat "$tmp/err")"
 else
