@@ -93,6 +93,14 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
         int off = 0;
         for (int k = 0; k < 3; k++) {
             s[k] = (gi.index_to_world[k][3] - 0.5 * h - d->origin[k]) / h;
+            /* a shift that is no 32-bit index (an origin of 1e20) cannot place the grid at all */
+            if (!(fabs(s[k]) < 1e9))
+                return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT,
+                               "%s lies %.3g voxels along %c from the origin of %s: too far for any field's "
+                               "voxels; set the %s origin near the grid's ([%.9g, %.9g, %.9g])",
+                               what, s[k], "xyz"[k], scratch ? "the node's fields" : whose,
+                               scratch ? "scene's fields'" : "field's", gi.index_to_world[0][3] - 0.5 * h,
+                               gi.index_to_world[1][3] - 0.5 * h, gi.index_to_world[2][3] - 0.5 * h);
             off |= fabs(s[k] - nearbyint(s[k])) > 1e-3;
             /* the origin nearest the field's own that puts the grid's voxels on the field's */
             fit[k] = gi.index_to_world[k][3] - 0.5 * h - nearbyint(s[k]) * h;

@@ -108,6 +108,9 @@ static int hash_file(uint64_t *h, const char *path)
     return bad ? -1 : 0;
 }
 
+/* Scene and kernel files are text a person wrote: past this, a path such as /dev/zero or a
+ * FIFO that never ends is refused rather than read until memory runs out. */
+#define TEXT_FILE_MAX (64u << 20)
 static char *read_text_file(const char *path, size_t *len_out);
 
 int scene_load(scene *sc, const char *path, char *err, size_t n)
@@ -347,6 +350,12 @@ static char *read_text_file(const char *path, size_t *len_out)
         len += k;
         if (k < 4096)
             break;
+        if (len > TEXT_FILE_MAX) {
+            free(buf);
+            fclose(f);
+            errno = EFBIG;
+            return NULL;
+        }
     }
     fclose(f);
     buf[len] = 0;
@@ -456,6 +465,9 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
                 return fail(sc, err, n, jp, "kernel file %s is a folder, not a file", full);
             size_t tlen = 0;
             char *text = read_text_file(full, &tlen);
+            if (!text && errno == EFBIG)
+                return fail(sc, err, n, jp, "kernel file %s holds more than %u MiB: not kernel code", full,
+                            TEXT_FILE_MAX >> 20);
             if (!text)
                 return fail(sc, err, n, jp, "cannot read kernel file %s: %s", full, strerror(errno));
             if (strlen(text) != tlen) {

@@ -336,5 +336,14 @@ EOF
 expect 0 "frame 1/1 (1): " -- "$plume" cook "$tmp/cfl.json" --out "$tmp/cfl" --no-checkpoint
 grep -q ", 2 substeps" "$tmp/err" || { echo "FAIL: CFL substeps with a finer unrelated field: $(cat "$tmp/err")"; fails=$((fails+1)); }
 
+# A kernel file that never ends (a fuzzer found it): it was read until memory ran out.
+cat >"$tmp/devzero.json" <<'EOF'
+{"plume_scene": 1, "name": "z", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "density", "voxel_size": 0.1}],
+ "nodes": [{"name": "k", "type": "org.plume.kernel", "params": {"code": {"file": "/dev/zero"}}}],
+ "substep": ["k"]}
+EOF
+expect 1 "\$.nodes[0].params.code: kernel file /dev/zero holds more than 64 MiB" -- timeout 60 "$plume" cook "$tmp/devzero.json" --out "$tmp/devzero"
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

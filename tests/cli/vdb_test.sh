@@ -159,6 +159,22 @@ else
   echo "note: /usr/bin/python3 has no pyopenvdb (python3-openvdb); the checks of other files' shapes are skipped"
 fi
 
+# A field origin 1e20 from an imported grid (a fuzzer found it): the shift to the grid is no
+# 32-bit index (it was converted anyway, undefined, and failed as a write outside the field).
+if [ -n "$data" ] && [ -f "$data/vdb/oiio_sphere_fog.vdb" ]; then
+  cat >"$tmp/faroff.json" <<EOF
+{"plume_scene": 1, "name": "faroff", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "density", "voxel_size": 0.1, "origin": [1e20, -0.05, -0.05]}],
+ "nodes": [{"name": "imp", "type": "org.plume.vdb.import", "params": {"file": "$data/vdb/oiio_sphere_fog.vdb"}, "bind": {"target": "density"}}],
+ "init": ["imp"]}
+EOF
+  "$plume" cook "$tmp/faroff.json" --out "$tmp/faroff" 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -qF "voxels along x from the origin of field 'density': too far for any field's voxels" "$tmp/err" \
+    || fail "an origin 1e20 from the grid: exit $rc: $(cat "$tmp/err")"
+else
+  echo "note: $data/vdb is absent; the far-origin import check is skipped"
+fi
+
 # Ctrl-C during a long cook: exit 130 (128 + SIGINT, a status of its own so that a farm tells
 # a cancel from a failure), a clear message, only complete files left behind.
 "$plume" cook "$scenes/slow.json" --out "$tmp/slow" --quiet 2>"$tmp/err" &
