@@ -140,6 +140,14 @@ static plume_status grid_into_scratch(pl_context *ctx, eng_context *eng, const p
     double h = gi->voxel_size[0];
     for (int k = 1; k < 3; k++)
         h = gi->voxel_size[k] < h ? gi->voxel_size[k] : h;
+    /* tiles become voxels here: a 594-byte file with one root tile is 68 billion of them */
+    uint64_t need = gi->active_voxel_count * (uint64_t)(gi->components == 3 ? 12 : 4);
+    if (gi->active_voxel_count > (UINT64_MAX >> 4) || need > eng_memory_budget(eng))
+        return pl_fail(ctx, PLUME_ERR_MEMORY_BUDGET,
+                       "%s: %llu active voxels (tiles counted voxel by voxel) need %llu bytes, more than the "
+                       "memory budget of %llu bytes",
+                       what, (unsigned long long)gi->active_voxel_count, (unsigned long long)need,
+                       (unsigned long long)eng_memory_budget(eng));
     char layout[256];
     if (scratch_layout(gi, layout, sizeof layout) != 0)
         return pl_fail(ctx, PLUME_ERR_UNSUPPORTED,

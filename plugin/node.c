@@ -106,6 +106,11 @@ plume_status pl_node_create(plume_context *handle, const char *type_id, const ch
     if (name && strchr(name, ':'))
         return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "node_create: node name '%s': ':' is not allowed in names",
                        name);
+    /* the node's own fields are "<name>:what": a name past this would cut them short and two
+     * nodes of one long prefix would share them */
+    if (name && strlen(name) > PL_NODE_NAME_MAX)
+        return pl_fail(ctx, PLUME_ERR_INVALID_ARGUMENT, "node_create: node name '%.40s...' has %zu bytes; at most %d",
+                       name, strlen(name), PL_NODE_NAME_MAX);
     char *final = unique_name(ctx, name && name[0] ? name : t->desc.id);
     if (!final)
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "node_create: out of host memory");

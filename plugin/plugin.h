@@ -125,6 +125,9 @@ void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
 void pl_progress(pl_context *ctx, double fraction, const char *stage);
 int pl_cancelled(pl_context *ctx);
 plume_status pl_from_engine(pl_context *ctx, int eng_rc);
+/* The longest node name node_create takes (bytes): its scratch fields' names add to it. */
+#define PL_NODE_NAME_MAX 200
+
 /* The status an engine code stands for (pl_from_engine's, without reporting anything). */
 plume_status pl_status_of_engine(int eng_rc);
 /* Marks p's kernels as n's ("node 'NAME' (TYPE)"), so a kernel's write outside its field or

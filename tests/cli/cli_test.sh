@@ -336,6 +336,12 @@ EOF
 expect 0 "frame 1/1 (1): " -- "$plume" cook "$tmp/cfl.json" --out "$tmp/cfl" --no-checkpoint
 grep -q ", 2 substeps" "$tmp/err" || { echo "FAIL: CFL substeps with a finer unrelated field: $(cat "$tmp/err")"; fails=$((fails+1)); }
 
+# A node name past 200 bytes is refused at its place: the node's scratch fields are named after
+# it and were cut, so two long names with one prefix shared them (a fuzzer found it).
+long=$(printf 'n%.0s' $(seq 1 250))
+sed "s/\"name\": \"emit\"/\"name\": \"$long\"/; s/\"substep\": \[\"emit\"\]/\"substep\": [\"$long\"]/" "$tmp/nofile.json" >"$tmp/longname.json"
+expect 1 "longname.json: \$.nodes[0]: node_create: node name 'nnnn" -- "$plume" cook "$tmp/longname.json" --out "$tmp/longname"
+grep -q "has 250 bytes; at most 200" "$tmp/err" || { echo "FAIL: long node name: $(cat "$tmp/err")"; fails=$((fails+1)); }
 # A kernel file that never ends (a fuzzer found it): it was read until memory ran out.
 cat >"$tmp/devzero.json" <<'EOF'
 {"plume_scene": 1, "name": "z", "frames": {"start": 1, "end": 1},

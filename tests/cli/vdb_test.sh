@@ -139,6 +139,11 @@ s = vdb.createLevelSetSphere(radius=8.0, voxelSize=1.0)
 s.getAccessor().setValueOff((-200, 0, 0), 2.0)
 s.name = "ball"
 vdb.write(t + "/stray.vdb", [s])
+# a file of a few hundred bytes whose one root tile is 4096^3 voxels
+b = vdb.FloatGrid()
+b.name = "density"
+b.fill((0, 0, 0), (4095, 4095, 4095), 1.0)
+vdb.write(t + "/bomb.vdb", [b])
 PY
   "$plume" vdb convert "$tmp/far_sdf.vdb" "$tmp/far_conv.vdb" --half 2>"$tmp/err" || fail "convert far_sdf: $(cat "$tmp/err")"
   /usr/bin/python3 - "$tmp/far_sdf.vdb" "$tmp/far_conv.vdb" <<'PY' || fail "convert changed the SDF's values"
@@ -153,6 +158,10 @@ assert ba.getValue((3000, 0, 0)) < 0, "the inside was lost"
 PY
   "$plume" render "$tmp/far_sdf.vdb" -o "$tmp/far.png" 2>"$tmp/err" && [ -s "$tmp/far.png" ] || fail "render far_sdf: $(cat "$tmp/err")"
   "$plume" render "$tmp/stray.vdb" -o "$tmp/stray.png" 2>"$tmp/err" && [ -s "$tmp/stray.png" ] || fail "render stray.vdb: $(cat "$tmp/err")"
+  # render turns tiles into voxels: refused up front (it filled memory for minutes)
+  timeout 60 "$plume" render "$tmp/bomb.vdb" -o "$tmp/bomb.png" 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -q "68719476736 active voxels (tiles counted voxel by voxel)" "$tmp/err" && [ ! -e "$tmp/bomb.png" ] \
+    || fail "render of one root tile: exit $rc: $(cat "$tmp/err")"
   "$plume" render "$tmp/turned.vdb" -o "$tmp/turned.png" 2>"$tmp/err" && grep -q "drawn in its index space" "$tmp/err" \
     || fail "render of a turned grid: $(cat "$tmp/err")"
 else

@@ -346,7 +346,8 @@ typedef struct plume_plugin {
                                double *out);
 
     /* Nodes. `type_id` from discovery; `name` names the node in messages and keys its own
-     * fields ("<name>:pressure"; copied; NULL: the type id). A name a live node of the context
+     * fields ("<name>:pressure"; copied; NULL: the type id; at most 200 bytes, no ':'; longer
+     * is PLUME_ERR_INVALID_ARGUMENT). A name a live node of the context
      * has gets "#2", "#3", ...; a node made under a destroyed one's name starts with that
      * node's fields cleared (docs/nodes.md, "Scratch fields"). Threading: the context's thread. */
     plume_status (*node_create)(plume_context *ctx, const char *type_id, const char *name,
