@@ -39,6 +39,11 @@ void eng_program_release(eng_context *ctx, eng_program *p);
  * before any of p's kernels is launched (later calls are ignored and return ENG_EINVAL).
  * Threading: the context's thread. */
 int eng_program_set_origin(eng_context *ctx, eng_program *p, const char *origin);
+/* The length of the start of eng_error's message that is a program's origin followed by ": "
+ * (the runtime error of one of its kernels), 0 when the message starts with none: a caller
+ * that adds where it was (its own node) leaves such a message as it is, since it names the
+ * node to fix. Threading: the context's thread. */
+size_t eng_error_origin(const eng_context *ctx);
 uint32_t eng_program_kernel_count(const eng_program *p);
 /* The warnings of a program that compiled (file:line:col, the line and a caret each, as the
  * errors are rendered), or NULL when it had none; owned by the program. */

@@ -20,6 +20,7 @@ int eng_program_set_origin(eng_context *ctx, eng_program *p, const char *origin)
     (void)ctx; (void)p; (void)origin;
     return ENG_EINVAL;
 }
+size_t eng_error_origin(const eng_context *ctx) { (void)ctx; return 0; }
 uint32_t eng_program_kernel_count(const eng_program *p) { (void)p; return 0; }
 const char *eng_program_warnings(const eng_program *p) { (void)p; return NULL; }
 eng_kernel *eng_program_kernel(eng_program *p, uint32_t i) { (void)p; (void)i; return NULL; }

@@ -176,6 +176,45 @@ int eng_program_set_origin(eng_context *ctx, eng_program *p, const char *origin)
     return ENG_OK;
 }
 
+/* The origin of one of the context's programs (live or retired) that text starts with, or NULL. */
+static const char *origin_at(const eng_context *ctx, const char *text)
+{
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        eng_program *const *list = pass ? ctx->retired : ctx->programs;
+        uint32_t n = pass ? ctx->nretired : ctx->nprograms;
+        for (uint32_t i = 0; i < n; i++) {
+            const char *o = list[i]->origin;
+            if (o && !strncmp(text, o, strlen(o)))
+                return o;
+        }
+    }
+    return NULL;
+}
+
+/* culprit_origin (runtime.c) writes "A: ", "A or B: " or "A, B, ...: " */
+size_t eng_error_origin(const eng_context *ctx)
+{
+    if (!ctx)
+        return 0;
+    const char *at = ctx->err;
+    for (;;) {
+        const char *o = origin_at(ctx, at);
+        if (!o)
+            return 0;
+        at += strlen(o);
+        if (!strncmp(at, ", ...: ", 7))
+            return (size_t)(at + 7 - ctx->err);
+        if (!strncmp(at, ": ", 2))
+            return (size_t)(at + 2 - ctx->err);
+        if (!strncmp(at, " or ", 4))
+            at += 4;
+        else if (!strncmp(at, ", ", 2))
+            at += 2;
+        else
+            return 0;
+    }
+}
+
 uint32_t eng_program_kernel_count(const eng_program *p) { return p ? p->nkernels : 0; }
 
 const char *eng_program_warnings(const eng_program *p)

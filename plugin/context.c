@@ -40,8 +40,10 @@ int pl_in_any_callback(void) { return tls_callback_depth > 0; }
  * keeps a copy, put back when the last callback returns. */
 static void keep_outer_error(pl_context *ctx)
 {
-    if (ctx->callback_depth > 0 && !ctx->err_saved)
+    if (ctx->callback_depth > 0 && !ctx->err_saved) {
         ctx->err_saved = strdup(ctx->err);
+        ctx->err_saved_names_node = ctx->err_names_node;
+    }
 }
 
 plume_status pl_refuse_in_callback(pl_context *ctx, const char *fn)
@@ -65,6 +67,7 @@ static void callback_leave(pl_context *ctx)
     tls_callback_depth--;
     if (--ctx->callback_depth == 0 && ctx->err_saved) {
         snprintf(ctx->err, sizeof ctx->err, "%s", ctx->err_saved);
+        ctx->err_names_node = ctx->err_saved_names_node;
         free(ctx->err_saved);
         ctx->err_saved = NULL;
     }
@@ -80,6 +83,8 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(dst, n, fmt, ap);
     va_end(ap);
+    if (ctx)
+        ctx->err_names_node = 0;
     if (ctx && ctx->hold_error_log)
         ctx->error_log_held = 1;
     else if (ctx)
@@ -192,7 +197,16 @@ plume_status pl_from_engine(pl_context *ctx, int rc)
     plume_status st = pl_status_of_engine(rc);
     if (st == PLUME_OK)
         return PLUME_OK;
+    if (eng_error_origin(ctx->eng))
+        return pl_fail_naming_node(ctx, st, eng_error(ctx->eng));
     return pl_fail(ctx, st, "%s", eng_error(ctx->eng));
+}
+
+plume_status pl_fail_naming_node(pl_context *ctx, plume_status status, const char *text)
+{
+    plume_status st = pl_fail(ctx, status, "%s", text);
+    ctx->err_names_node = 1;
+    return st;
 }
 
 const char *pl_last_error(const plume_context *handle)

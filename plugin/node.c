@@ -497,7 +497,7 @@ static void name_the_node(pl_node *n, plume_status st)
         return;
     /* A kernel's runtime error surfaces at the next sync, which may be another node's: the
      * engine starts it with the kernel's node (eng_program_set_origin), which is the one to fix. */
-    if (!strncmp(ctx->err, "node '", 6))
+    if (ctx->err_names_node)
         return;
     char prefix[400];
     int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);

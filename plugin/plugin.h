@@ -77,6 +77,10 @@ struct pl_context {
     uint32_t nnodes, capnodes;
     struct pl_volume *volumes; /* open volume views, a list */
     char err[4096];
+    /* err starts with the node to fix, another than the one cooking: a kernel's runtime error
+     * that the cooking node's sync found (pl_fail_naming_node). The node's own name is not put
+     * in front of it. */
+    int err_names_node;
     plume_stats stats;
     struct ckpt_job *ckpt_pending; /* save_begin's write in flight (ext_checkpoint.c) */
     /* files written on a thread while the host cooks on (ext_deferred.c, write_queue.h): the
@@ -91,6 +95,7 @@ struct pl_context {
      * (pl_refuse_in_callback); put back when the callback returns, so the outer call's own
      * message survives. NULL otherwise. */
     char *err_saved;
+    int err_saved_names_node;
     int callback_depth; /* host callbacks of this context under way (context.c) */
     /* while a node cooks, failures are logged once it returns, with the node's name in front
      * (pl_node_cook): held = a failure came meanwhile */
@@ -124,7 +129,11 @@ void pl_log(pl_context *ctx, plume_log_level level, const char *fmt, ...)
  * dropped); "STAGE" becomes "PROGRESS_AT: STAGE" while a cook's place is known. */
 void pl_progress(pl_context *ctx, double fraction, const char *stage);
 int pl_cancelled(pl_context *ctx);
+/* The engine's message and its status; a runtime error that names its kernel's node
+ * (eng_error_origin) is recorded as pl_fail_naming_node does. */
 plume_status pl_from_engine(pl_context *ctx, int eng_rc);
+/* pl_fail with `text` as it is, a message that starts with the node to fix (err_names_node). */
+plume_status pl_fail_naming_node(pl_context *ctx, plume_status status, const char *text);
 /* The longest node name node_create takes (bytes): its scratch fields' names add to it. */
 #define PL_NODE_NAME_MAX 200
 

@@ -11,6 +11,15 @@ static int mgp_fail(mgpcg *s, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->error, sizeof s->error, fmt, ap);
     va_end(ap);
+    s->error_names_node = 0;
+    return rc;
+}
+
+/* The engine's message as it is, and whether it starts with a kernel's node. */
+static int mgp_engine_named(mgpcg *s, int rc)
+{
+    mgp_fail(s, rc, "%s", eng_error(s->ctx));
+    s->error_names_node = eng_error_origin(s->ctx) > 0;
     return rc;
 }
 
@@ -37,8 +46,8 @@ static int mgp_launch(mgpcg *s, const char *name, const eng_arg *args, uint32_t 
     if (!k)
         return mgp_fail(s, ENG_ENOTFOUND, "mgpcg: the program has no kernel '%s'", name);
     int rc = eng_launch(s->ctx, k, args, n);
-    if (rc && !strncmp(eng_error(s->ctx), "node '", 6)) /* a flush found another node's error */
-        return mgp_fail(s, rc, "%s", eng_error(s->ctx));
+    if (rc && eng_error_origin(s->ctx)) /* a flush found another node's kernel's error */
+        return mgp_engine_named(s, rc);
     if (rc)
         return mgp_fail(s, rc, "mgpcg: launching %s: %s", name, eng_error(s->ctx));
     return ENG_OK;
@@ -263,7 +272,7 @@ static int mgp_check(mgpcg *s, eng_field *b, eng_field *x, double *out)
     MGP_K(s, "cg_residual_max", mgp_fa(s->dom[0]), mgp_fa(b), mgp_fa(x), mgp_fa(s->rmax));
     int rc = eng_sync(s->ctx);
     if (rc) /* what failed is whatever ran before this sync, maybe another node's kernel */
-        return mgp_fail(s, rc, "%s", eng_error(s->ctx));
+        return mgp_engine_named(s, rc);
     int32_t o[3] = {0, 0, 0};
     *out = eng_field_read(s->rmax, o, 0);
     return ENG_OK;

@@ -52,6 +52,9 @@ typedef struct mgpcg {
     char prefix[200]; /* the fields' names start with it */
     int singular; /* set by the last mgpcg_build: no Dirichlet cell anywhere */
     char error[512];
+    /* error starts with the node whose kernel failed (eng_error_origin): another node's kernel
+     * whose fault this solve's sync found; passed on as it is */
+    int error_names_node;
 } mgpcg;
 
 /* Sets s up for the finest domain dom0 and declares (or finds) the solver's fields, on dom0's

@@ -168,8 +168,8 @@ static plume_status mg_fail(pl_cook_env *env, pl_node *n, int rc, const mgpcg *m
                                              : PLUME_ERR_INTERNAL;
     /* another node's kernel failed and the solve's sync found it: the engine's message names
      * that node first (eng_program_set_origin); it is passed on as it is, with its status */
-    if (!strncmp(mg->error, "node '", 6))
-        return pl_fail(env->ctx, pl_status_of_engine(rc), "%s", mg->error);
+    if (mg->error_names_node)
+        return pl_fail_naming_node(env->ctx, pl_status_of_engine(rc), mg->error);
     return pl_fail(env->ctx, st, "node '%s': %s", n->name, mg->error);
 }
 
