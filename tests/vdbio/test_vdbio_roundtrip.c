@@ -106,7 +106,7 @@ static plm_vdb_grid *make_synthetic(plm_vdb_value_type type, uint64_t *active_ou
     d.type = type;
     d.grid_class = type == PLM_VDB_TYPE_FLOAT ? PLM_VDB_CLASS_FOG_VOLUME : PLM_VDB_CLASS_UNKNOWN;
     d.background[0] = type == PLM_VDB_TYPE_FLOAT ? 0.0f : 0.5f;
-    d.background[1] = -1.0f;
+    d.background[1] = -0.1f; /* not a half float: half files round it */
     d.background[2] = 2.0f;
     /* scale 0.5 / 0.25 / 0.125 plus a translation: a non-uniform affine transform */
     d.index_to_world[0][0] = 0.5;
