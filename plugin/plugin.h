@@ -63,6 +63,7 @@ struct pl_node {
     const plume_port_desc *ports; /* the type's static ports unless the node adds its own */
     void *state;        /* node-type-owned */
     void (*free_state)(void *state);
+    unsigned warned;    /* node-type-owned bits: warnings given once per node */
 };
 
 struct pl_context {

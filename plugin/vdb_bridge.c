@@ -189,8 +189,31 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
     return st;
 }
 
+/* Block `o`'s staggered vec3 values (vals, read already) become the means of each voxel's two
+ * faces per axis; the upper face of a voxel on the block's upper side is in the next block
+ * (its background when inactive). spare: 3 x 1536 floats. */
+static void centre_block(eng_field *f, const int32_t o[3], float *vals, float *spare)
+{
+    static const int stride[3] = {64, 8, 1}; /* n = x*64 + y*8 + z, as the blocks are read */
+    for (int a = 0; a < 3; a++) {
+        int32_t next[3] = {o[0], o[1], o[2]};
+        next[a] += 8;
+        uint64_t mask[8];
+        (void)eng_field_read_block(f, next, spare + a * 1536, mask); /* inactive: background */
+    }
+    float hi[1536];
+    for (int n = 0; n < 512; n++) {
+        const int at[3] = {n >> 6, (n >> 3) & 7, n & 7};
+        for (int a = 0; a < 3; a++)
+            hi[n * 3 + a] = at[a] < 7 ? vals[(n + stride[a]) * 3 + a] : spare[a * 1536 + (n - 7 * stride[a]) * 3 + a];
+    }
+    for (int i = 0; i < 1536; i++)
+        vals[i] = 0.5f * (vals[i] + hi[i]);
+}
+
 plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
-                               int vector_type, const double (*xform)[4], plm_vdb_grid **out)
+                               int vector_type, const double (*xform)[4], unsigned flags,
+                               plm_vdb_grid **out)
 {
     const eng_field_desc *d = eng_field_info(f);
     int comps = eng_field_components(f);
@@ -221,7 +244,8 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
         return vdb_fail(ctx, &e);
     uint64_t nb = eng_field_block_count(f);
     int32_t *origins = malloc((size_t)(nb ? nb : 1) * 3 * sizeof *origins);
-    float *vals = malloc(3 * 512 * sizeof *vals);
+    int centred = (flags & VDB_WRITE_CENTRED) && comps == 3;
+    float *vals = malloc((centred ? 4 : 1) * 3 * 512 * sizeof *vals);
     if (!origins || !vals) {
         free(origins);
         free(vals);
@@ -233,6 +257,8 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
     for (uint64_t b = 0; b < nb; b++) {
         uint64_t mask[8];
         eng_field_read_block(f, origins + 3 * b, vals, mask);
+        if (centred)
+            centre_block(f, origins + 3 * b, vals, vals + 1536);
         /* Where activity is per block, a voxel still at the background adds nothing but size. */
         int any = 0;
         for (int n = 0; n < 512; n++) {

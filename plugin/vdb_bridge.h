@@ -34,10 +34,15 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
  * written inactive, or for a level set (class LEVEL_SET) those not nearer the surface than the
  * background. A level set with a positive background then gets its inside stored as OpenVDB
  * stores it (plm_vdb_grid_sign_fill). Constant regions become tiles (plm_vdb_grid_prune).
- * xform (NULL: from the field's voxel size and origin) is the index-to-world matrix. The
- * caller frees *out with plm_vdb_grid_free. */
+ * xform (NULL: from the field's voxel size and origin) is the index-to-world matrix.
+ * VDB_WRITE_CENTRED (a vec3 field that is staggered, OpenVDB's way: x of voxel I on the face
+ * between I-(1,0,0) and I) writes each active voxel's centre instead, the mean of its two faces
+ * per axis, as the smoke solver's cell_vel takes it. The caller frees *out with
+ * plm_vdb_grid_free. */
+enum { VDB_WRITE_CENTRED = 1 };
 plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, plm_vdb_class cls,
-                               int vector_type, const double (*xform)[4], plm_vdb_grid **out);
+                               int vector_type, const double (*xform)[4], unsigned flags,
+                               plm_vdb_grid **out);
 
 /* Writes grids atomically with Plume's file metadata (creator, frame when >= 0) and, when
  * meta_from is not NULL, that file's other file-level entries (vdb convert keeps them) but for

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const compressions[] = {"blosc", "zip", "none"};
-static const char *const vel_classes[] = {"staggered", "unknown"};
+static const char *const vel_classes[] = {"staggered", "centred", "unknown"};
 static const char *const float_classes[] = {"fog_volume", "level_set", "unknown"};
 
 static const plume_param_desc params[] = {
@@ -28,10 +28,13 @@ static const plume_param_desc params[] = {
     PARAM_STRING("temperature_name", "Temperature Grid", "Grid name for the temperature port.", "temperature"),
     PARAM_STRING("flame_name", "Flame Grid", "Grid name for the flame port.", "flame"),
     PARAM_STRING("vel_name", "Velocity Grid", "Grid name for the velocity port.", "vel"),
-    PARAM_ENUM("vel_class", "Velocity Class", "Grid class of the velocity: staggered (the smoke "
-               "solver's MAC grid: x on the face between voxels I-(1,0,0) and I, as OpenVDB "
-               "defines it, so other tools sample it where it lives) or unknown (cell-centred "
-               "vectors).", "staggered", vel_classes),
+    PARAM_ENUM("vel_class", "Velocity Class", "How the velocity is written. staggered: as the smoke "
+               "solver keeps it (a MAC grid: x on the face between voxels I-(1,0,0) and I, as OpenVDB "
+               "defines it), class staggered, so tools that honour the class sample it where it lives. "
+               "centred: the mean of each voxel's two faces per axis, the velocity at the voxel's "
+               "centre, class unknown: for readers that take every vector at the voxel centre (many "
+               "renderers' motion blur). unknown: the values as they are, class unknown: for a vec3 "
+               "field that is not a staggered velocity.", "staggered", vel_classes),
     PARAM_ENUM("density_class", "Density Class", "Grid class of the density port: fog_volume, level_set "
                "(signed distances, negative inside: the band nearer the surface than the background is "
                "written active and the inside as OpenVDB stores it) or unknown.", "fog_volume", float_classes),
@@ -68,6 +71,27 @@ static plm_vdb_class class_named(const char *c)
                                      : PLM_VDB_CLASS_UNKNOWN;
 }
 
+/* Two ports written under one grid name: readers that look grids up by name (Blender,
+ * pyopenvdb.read, render --grid) would see only the first. */
+static plume_status check_names(pl_node *n, pl_cook_env *env)
+{
+    const char *names[4] = {NULL, NULL, NULL, NULL};
+    for (int p = 0; p < 4; p++) {
+        if (!env->port_fields[p])
+            continue;
+        names[p] = pl_param_str(n, name_params[p]);
+        if (!names[p][0])
+            names[p] = eng_field_info(env->port_fields[p])->name;
+        for (int q = 0; q < p; q++)
+            if (names[q] && !strcmp(names[q], names[p]))
+                return pl_fail(env->ctx, PLUME_ERR_INVALID_ARGUMENT,
+                               "node '%s': ports '%s' and '%s' would both be written as grid '%s', and readers "
+                               "that look grids up by name see only the first; give one another %s",
+                               n->name, ports[q].id, ports[p].id, names[p], name_params[p]);
+    }
+    return PLUME_OK;
+}
+
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     plm_vdb_grid *grids[4] = {NULL, NULL, NULL, NULL};
@@ -80,15 +104,28 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     int rc = eng_sync(env->ctx->eng);
     if (rc)
         return pl_from_engine(env->ctx, rc);
-    plume_status st = PLUME_OK;
+    plume_status st = check_names(n, env);
     for (int p = 0; p < 4 && st == PLUME_OK; p++) {
         if (!env->port_fields[p])
             continue;
         const char *name = pl_param_str(n, name_params[p]);
         if (!name[0])
             name = eng_field_info(env->port_fields[p])->name;
-        plm_vdb_class cls = class_named(pl_param_str(n, class_params[p]));
+        const char *class_name = pl_param_str(n, class_params[p]);
+        plm_vdb_class cls = class_named(class_name);
         const eng_field_desc *fd = eng_field_info(env->port_fields[p]);
+        /* OpenVDB's fog volume has background 0 (tools::checkFogVolume): another background
+         * is not a fog volume to the tools that rely on the class */
+        if (cls == PLM_VDB_CLASS_FOG_VOLUME && fd->background[0] != 0) {
+            cls = PLM_VDB_CLASS_UNKNOWN;
+            if (!(n->warned & 1u << p)) {
+                n->warned |= 1u << p;
+                pl_log(env->ctx, PLUME_LOG_WARNING,
+                       "node '%s': field '%s' has background %g, and a fog volume's is 0: grid '%s' is "
+                       "written with class unknown (set %s to unknown to say so)",
+                       n->name, fd->name, (double)fd->background[0], name, class_params[p]);
+            }
+        }
         if (cls == PLM_VDB_CLASS_LEVEL_SET && !(fd->background[0] > 0)) {
             st = pl_fail(env->ctx, PLUME_ERR_INVALID_ARGUMENT,
                          "node '%s': %s is level_set but field '%s' has background %g; a level set's background "
@@ -97,7 +134,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
             break;
         }
         st = vdb_field_to_grid(env->ctx, env->port_fields[p], name, cls, p == 3 ? VEC_CONTRAVARIANT_RELATIVE : 0,
-                               NULL, &grids[count]);
+                               NULL, p == 3 && !strcmp(class_name, "centred") ? VDB_WRITE_CENTRED : 0, &grids[count]);
         if (st == PLUME_OK)
             count++;
     }

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const modes[] = {"replace", "max", "add", "set"};
 
@@ -24,6 +25,12 @@ static const plume_port_desc ports[] = {
     PORT("vector_target", "Vector Target", "The field a vec3 grid is read into.", PLUME_VALUE_VEC3,
          PLUME_PORT_OUT, "", 1),
 };
+
+/* A vec3 grid by a name velocities go by (Houdini's vel, Blender's velocity, v). */
+static int velocity_named(const char *name)
+{
+    return !strcasecmp(name, "vel") || !strcasecmp(name, "velocity") || !strcasecmp(name, "v");
+}
 
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
@@ -65,6 +72,17 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                           : !strcmp(mode, "set") ? VDB_MERGE_SET
                                                  : VDB_MERGE_REPLACE;
             st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, f, m, 0, what);
+            if (st == PLUME_OK && gi.components == 3 && gi.grid_class != PLM_VDB_CLASS_STAGGERED &&
+                velocity_named(grid_name) && !n->warned) {
+                n->warned = 1;
+                pl_log(env->ctx, PLUME_LOG_WARNING,
+                       "node '%s': %s is not staggered (class %s) and its vectors were copied as they "
+                       "are: if field '%s' is a smoke velocity (staggered: x on the face between voxels "
+                       "I-(1,0,0) and I), each component now stands half a voxel from the voxel centre it "
+                       "was sampled at; write the grid staggered (OpenVDB class staggered) to import it "
+                       "exactly",
+                       n->name, what, plm_vdb_class_name(gi.grid_class), eng_field_info(f)->name);
+            }
         }
     }
     plm_vdb_close(file);
