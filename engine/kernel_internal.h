@@ -59,9 +59,11 @@ int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, 
 /* -1 with a file:line:col message when v is a field parameter of an element type no node's
  * field holds (f32 and vec3 only: field<i32> would get no port); 0 otherwise. */
 int eng_field_param_check(const pk_var *v, char *err, size_t n);
-/* 1 when msg is a complete located message about fn ("file:line:col: error: kernel 'k': ..."),
- * as lowering and the size check give: callers then add no "kernel 'k': " of their own. */
-int eng_error_located(const char *msg, const pk_func *fn);
+/* msg, an error lowering fn gave, as "file:line:col: error: kernel 'k': ..." in out: a message
+ * that starts with its place keeps it and gets the kernel's name after "error: " unless it
+ * names it already; one without a place gets the kernel's own (editors jump to the place at
+ * the start of a line). */
+void eng_error_in_kernel(const char *msg, const pk_func *fn, char *out, size_t n);
 /* Frees the retired programs: nothing queued or running can use them any more. */
 void eng_programs_free_retired(eng_context *ctx);
 

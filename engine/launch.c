@@ -35,11 +35,24 @@ static int count_stmt(ir_stmt *st, void *ud)
     return 0;
 }
 
-int eng_error_located(const char *msg, const pk_func *fn)
+void eng_error_in_kernel(const char *msg, const pk_func *fn, char *out, size_t n)
 {
     const char *file = fn->loc.file ? fn->loc.file : "<input>";
-    size_t n = strlen(file);
-    return !strncmp(msg, file, n) && msg[n] == ':' && strstr(msg, fn->name) != NULL;
+    size_t fl = strlen(file);
+    char tag[300];
+    snprintf(tag, sizeof tag, "kernel '%s'", fn->name);
+    int located = !strncmp(msg, file, fl) && msg[fl] == ':' && msg[fl + 1] >= '0' && msg[fl + 1] <= '9';
+    if (!located) {
+        snprintf(out, n, "%s:%u:%u: error: %s: %s", file, fn->loc.line, fn->loc.col, tag, msg);
+        return;
+    }
+    const char *e = strstr(msg + fl, ": error: ");
+    if (!e || strstr(msg, tag)) {
+        snprintf(out, n, "%s", msg);
+        return;
+    }
+    e += strlen(": error: ");
+    snprintf(out, n, "%.*s%s: %s", (int)(e - msg), msg, tag, e);
 }
 
 int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, char *err, size_t n)
@@ -91,9 +104,11 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
     double t0 = now_s();
     char err[1024];
     ir_task *kt = NULL;
-    if (lower_kernel(k->program->prog, k->fn, infos, nf, &kt, err, sizeof err) != 0)
-        return eng_error_located(err, k->fn) ? eng_fail(ctx, ENG_ECOMPILE, "%s", err)
-                                             : eng_fail(ctx, ENG_ECOMPILE, "kernel '%s': %s", k->fn->name, err);
+    if (lower_kernel(k->program->prog, k->fn, infos, nf, &kt, err, sizeof err) != 0) {
+        char located[ENG_ERR_SIZE];
+        eng_error_in_kernel(err, k->fn, located, sizeof located);
+        return eng_fail(ctx, ENG_ECOMPILE, "%s", located);
+    }
 #if PLUME_HAVE_OPT
     if (opt_run(kt, 0, NULL, NULL, err, sizeof err) != 0) {
         ir_task_free(kt);

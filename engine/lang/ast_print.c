@@ -54,6 +54,8 @@ static const char *tn(pk_type t, char *buf) { return pk_type_name(t, buf, 48); }
  * '.' whatever the locale. */
 static void put_float(out *o, double v, int is_f32) {
     char buf[64];
+    if (is_f32) /* the value the program holds (16777217 is 16777216, 1e-50 is 0), not the text */
+        v = (double)(float)v;
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, sizeof buf, "%.*g", p, v);
         for (char *c = buf; *c; c++)

@@ -261,6 +261,14 @@ expect 1 "no kernel named 'k'" -- "$plume" compile "$tmp/nokernel.pk" --emit ir 
 printf 'kernel huge(field<f32> a) {\n    for (I in a) { f32 s = 0.0; for (static i in 0 .. 1024) { s += a[I + ivec3(i, 0, 0)]; } a[I] = s; }\n}\n' >"$tmp/huge.pk"
 expect 1 "huge.pk:1:8: error: kernel 'huge': lowers to" -- timeout 30 "$plume" compile "$tmp/huge.pk" --emit asm
 expect 0 "" -- timeout 30 "$plume" compile "$tmp/huge.pk" --emit ir -o "$tmp/huge.ir"
+# Lowering errors start with their place and name the kernel after "error: ", whatever the
+# names: it read "kernel 'rotate': rot.pk:2:29: error: ...", and a kernel named k in a file
+# whose name holds a k was not named at all.
+printf 'kernel rotate(field<f32> a,\n              field<i32, 1> counts) {\n    for (P in ivec3(0) .. ivec3(4)) { a[P] = 1.0; }\n}\n' >"$tmp/rot.pk"
+expect 1 "rot.pk:2:29: error: kernel 'rotate': field parameter 'counts' of type field<i32, 1>" -- "$plume" compile "$tmp/rot.pk" --emit ir
+grep -q "^$tmp/rot.pk:2:29" "$tmp/err" || { echo "FAIL: the lowering error does not start with its place: $(cat "$tmp/err")"; fails=$((fails+1)); }
+printf 'kernel k(field<i32> counts) {\n    for (P in ivec3(0) .. ivec3(4)) { counts[P] = 1; }\n}\n' >"$tmp/kk.pk"
+expect 1 "kk.pk:1:21: error: kernel 'k': field parameter 'counts'" -- "$plume" compile "$tmp/kk.pk" --emit llvm
 expect 2 "unexpected argument 'extra'" -- "$plume" vdb info "$tmp/none.vdb" extra
 # a kernel node whose code file is empty says so at its path
 : >"$tmp/empty.pk"

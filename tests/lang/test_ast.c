@@ -134,6 +134,19 @@ static const ast_case cases[] = {
      "        (assign += k 1:i32)))\n"
      "    (for-field parallel I ivec3 @v\n"
      "      (expr (call void splat_add @v I (determinant f32 id))))))\n"},
+    {"f32 literals print the value the program holds (2^24 + 1 rounds to 2^24, 1e-50 to 0)",
+     "func f32 g() {\n"
+     "    f32 x = 16777217.0;\n"
+     "    f32 y = 1e-50;\n"
+     "    f64 z = 16777217.0;\n"
+     "    return x + y + f32(z);\n"
+     "}\n",
+     "(func f32 g ()\n"
+     "  (block\n"
+     "    (decl x f32 16777216:f32)\n"
+     "    (decl y f32 0:f32)\n"
+     "    (decl z f64 16777217:f64)\n"
+     "    (return (add f32 (add f32 x y) (cast f32 z)))))\n"},
 };
 
 int main(void) {
