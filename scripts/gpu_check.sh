@@ -10,8 +10,8 @@
 #           should match); then eager, and eager waiting after every batch (PLUME_CUDA_ASYNC=0)
 #   bench   plume-bench gpu mgpcg, maccormack (256^3), smoke (--quick), micro, with JSON
 #   tests   the kernel-running tests with PLUME_DEVICE=cuda
-#   cancel  SIGINT 8 s into a cold first frame (compiling): the cook should end with status 1
-#           within a few seconds of the signal
+#   cancel  SIGINT 8 s into a cold first frame (compiling): the cook should end with status 130
+#           (a cancel) within a few seconds of the signal
 #   more    the scene on streams instead of graphs, and with the launch thread (totals into
 #           bench.txt); mgpcg with the launch thread
 # SMOKE_VARIANTS picks the smoke part's cooks (default: all six, NAME:MODE as in the loop below),
