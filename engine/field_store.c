@@ -601,11 +601,22 @@ int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, u
     return 0;
 }
 
+/* ijk with the axes a field does not have (a 1-D or 2-D field's) at the one coordinate they
+ * hold, the layout's offset: a kernel's f[i] ignores them, and so does the host. */
+static void host_cell(const eng_field *f, const int32_t ijk[3], int32_t out[3])
+{
+    const plm_rt_snode *leaf = &plm_tree_layout(f->tree)->cfg.snodes[f->leaf];
+    for (int a = 0; a < 3; a++)
+        out[a] = leaf->extent_bits[a] ? ijk[a] : leaf->coord_offset[a];
+}
+
 float eng_field_read(eng_field *f, const int32_t ijk[3], int c)
 {
     eng_host_read(f->ctx);
     float v[3];
-    plm_tree_read(f->tree, f->fid, ijk[0], ijk[1], ijk[2], v);
+    int32_t at[3];
+    host_cell(f, ijk, at);
+    plm_tree_read(f->tree, f->fid, at[0], at[1], at[2], v);
     return v[c];
 }
 
@@ -615,7 +626,9 @@ int eng_field_write(eng_context *ctx, eng_field *f, const int32_t ijk[3], const 
     if (rc)
         return rc;
     /* A write out of range or past the budget is dropped and recorded in the tree. */
-    plm_tree_write(f->tree, f->fid, ijk[0], ijk[1], ijk[2], value);
+    int32_t at[3];
+    host_cell(f, ijk, at);
+    plm_tree_write(f->tree, f->fid, at[0], at[1], at[2], value);
     char msg[512];
     if (plm_tree_check_error(f->tree, msg, sizeof msg) != 0)
         return eng_fail(ctx, strstr(msg, "budget") ? ENG_ENOMEM : ENG_EINVAL,

@@ -195,12 +195,17 @@ int eng_check_runtime_errors(eng_context *ctx, const sfg_exec_task *culprit)
             int64_t lo[3], hi[3];
             eng_field_index_range(ctx->fields[fid], lo, hi);
             const char *rest = strstr(msg, " (");
+            /* the axes the field has (a 1-D field: one range) */
+            const ir_field_info *fi = eng_field_ir_info(ctx->fields[fid]);
+            int dim = fi && fi->dim >= 1 && fi->dim <= 3 ? fi->dim : 3;
+            char box[200] = "";
+            for (int a = 0, at = 0; a < dim; a++)
+                at += snprintf(box + at, sizeof box - (size_t)at, "%s%lld..%lld", a ? ", " : "",
+                               (long long)lo[a], (long long)hi[a] - 1);
             rc = eng_fail(ctx, ENG_EINVAL,
-                          "%sfield '%s': %s wrote outside the voxels the field can hold "
-                          "(%lld..%lld, %lld..%lld, %lld..%lld)%s; those writes were dropped",
-                          origin, name, who, (long long)lo[0], (long long)hi[0] - 1, (long long)lo[1],
-                          (long long)hi[1] - 1, (long long)lo[2], (long long)hi[2] - 1,
-                          rest ? rest : "");
+                          "%sfield '%s': %s wrote outside the voxels the field can hold (%s)%s; those "
+                          "writes were dropped",
+                          origin, name, who, box, rest ? rest : "");
         } else if (culprit) {
             rc = eng_fail(ctx, code == PLM_RT_ERR_BUDGET ? ENG_ENOMEM : ENG_EINVAL, "%sfield '%s': %s: %s",
                           origin, name, who, msg);

@@ -237,10 +237,11 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                 break;
             }
     }
-    uint8_t check[64] = {0}, scaled = 0;
+    uint8_t check[64] = {0}, writes[64] = {0}, scaled = 0;
     check[it] = 1;
     for (int i = 0; i < n; i++) {
         check[fast->acc[i].slot] = 1;
+        writes[fast->acc[i].slot] |= fast->acc[i].activates;
         scaled |= fast->acc[i].scale != 0;
     }
     int32_t it_sid = cg_snode_id(f, it, t->fields[it].nlevels - 1);
@@ -276,6 +277,17 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                 good = LLVMBuildAnd(f->b, good,
                                     LLVMBuildICmp(f->b, LLVMIntEQ, LLVMBuildAnd(f->b, off_it, mask, ""),
                                                   c32(f, 0), ""), "");
+            /* a field written at the entry's cells holds every cell the loop visits: the
+             * writes' blocks are looked up without a range check (they are not at an offset),
+             * so a cell outside it is left to the generic code, which reports it */
+            if (writes[s] && s != it) {
+                LLVMValueRef ext = cg_rt_load(f, s, CG_AT_SNODE, sid, offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a,
+                                              f->t_i32);
+                LLVMValueRef ext_it = cg_rt_load(f, it, CG_AT_SNODE, it_sid,
+                                                 offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a, f->t_i32);
+                good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntEQ, off, off_it, ""), "");
+                good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntEQ, ext, ext_it, ""), "");
+            }
             ok = LLVMBuildAnd(f->b, ok, good, "fast.ok");
         }
     }
@@ -331,6 +343,34 @@ static LLVMValueRef sentinel(cg_fn *f)
     return LLVMConstIntToPtr(LLVMConstAllOnes(f->t_i64), f->t_ptr);
 }
 
+/* The block of a's field holding voxel J, NULL when J lies outside the field. chain_at walks
+ * only the levels above the leaf, and where the leaf is the first level under the root (one
+ * dense level: dense(i, 16)) nothing there sees the index at all: J past the field's end gave
+ * the block at its other end, so a neighbour read wrapped around. */
+static LLVMValueRef block_at(cg_fn *f, const cg_access *a, LLVMValueRef J[IR_MAX_DIM])
+{
+    LLVMValueRef c = chain_at(f, a, J);
+    if (!c)
+        return NULL;
+    int dim = f->task->fields[a->slot].dim;
+    int32_t sid = cg_snode_id(f, a->slot, f->task->fields[a->slot].nlevels - 1);
+    if (sid < 0)
+        return NULL;
+    LLVMValueRef ok = LLVMConstInt(f->t_i1, 1, 0);
+    for (int x = 0; x < dim; x++) {
+        LLVMValueRef off = cg_rt_load(f, a->slot, CG_AT_SNODE, sid,
+                                      offsetof(plm_rt_snode, coord_offset) + 4u * (unsigned)x, f->t_i32);
+        LLVMValueRef ext = cg_rt_load(f, a->slot, CG_AT_SNODE, sid,
+                                      offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)x, f->t_i32);
+        /* 0 <= J - offset < 2^extent, in 64 bits (one unsigned compare) */
+        LLVMValueRef u = LLVMBuildSub(f->b, LLVMBuildSExt(f->b, J[x], f->t_i64, ""),
+                                      LLVMBuildSExt(f->b, off, f->t_i64, ""), "");
+        LLVMValueRef lim = LLVMBuildShl(f->b, LLVMConstInt(f->t_i64, 1, 0), LLVMBuildZExt(f->b, ext, f->t_i64, ""), "");
+        ok = LLVMBuildAnd(f->b, ok, LLVMBuildICmp(f->b, LLVMIntULT, u, lim, ""), "");
+    }
+    return LLVMBuildSelect(f->b, ok, c, LLVMConstPointerNull(f->t_ptr), "fast.inside");
+}
+
 int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef container)
 {
     cg_fast *fast = f->fast;
@@ -357,7 +397,7 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
                                ? LLVMBuildAShr(f->b, coord[x], c32(f, 1), "J")
                                : LLVMBuildAdd(f->b, LLVMBuildShl(f->b, coord[x], c32(f, 1), ""),
                                               c32(f, (k >> x & 1) << lit->log2_size[x]), "J");
-                if (!(fast->blocks[i][k] = chain_at(f, a, J)))
+                if (!(fast->blocks[i][k] = block_at(f, a, J)))
                     return -1;
             }
             continue;
@@ -388,7 +428,8 @@ int cg_fast_struct_entry(cg_fn *f, LLVMValueRef coord[IR_MAX_DIM], LLVMValueRef 
                 LLVMValueRef J[IR_MAX_DIM];
                 for (int x = 0; x < dim; x++)
                     J[x] = LLVMBuildAdd(f->b, coord[x], c32(f, (long long)d[x] * (1LL << lit->log2_size[x])), "J");
-                if (!(c = chain_at(f, a, J)))
+                /* at d = 0 too: another field's blocks may start a block further on */
+                if (!(c = a->activates ? chain_at(f, a, J) : block_at(f, a, J)))
                     return -1;
                 if (nseen < 64 && !a->activates)
                     seen[nseen++] = (typeof(seen[0])){a->slot, {d[0], d[1], d[2]}, c};
