@@ -181,7 +181,12 @@ static bool cast(ev *E, const pk_value *a, pk_type t, pk_value *o) {
     return true;
 }
 
-static double fsign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+/* As the generated code computes them (lower_builtin.c, emit_arith.c): sign of NaN and of
+ * -0 is 0; min and max are IEEE minNum/maxNum (a NaN operand yields the other one); clamp is
+ * min(max(x, lo), hi), so lo > hi gives hi. */
+static double fsign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
+static double fmin_num(double x, double y) { return isnan(x) ? y : isnan(y) ? x : x < y ? x : y; }
+static double fmax_num(double x, double y) { return isnan(x) ? y : isnan(y) ? x : x > y ? x : y; }
 
 static bool builtin(ev *E, const pk_expr *e, pk_value *o) {
     pk_value a[3];
@@ -195,12 +200,14 @@ static bool builtin(ev *E, const pk_expr *e, pk_value *o) {
     o->type = e->type;
     int n = ncomp(e->nargs ? a[0].type : e->type);
     bool isf = e->nargs && flt(a[0].type);
+    /* f32 components: each product and sum rounded to f32, as the generated code does */
+    bool f32s = isf && pk_type_scalar(a[0].type).kind == PK_T_F32;
     switch (b) {
     case PK_B_DOT: {
         double s = 0;
         int64_t si = 0;
         for (int i = 0; i < n; i++) {
-            s += a[0].f[i] * a[1].f[i];
+            s = f32s ? to_f32(s + to_f32(a[0].f[i] * a[1].f[i])) : s + a[0].f[i] * a[1].f[i];
             si = (int64_t)((uint64_t)si + (uint64_t)a[0].i[i] * (uint64_t)a[1].i[i]);
         }
         o->f[0] = s;
@@ -216,10 +223,11 @@ static bool builtin(ev *E, const pk_expr *e, pk_value *o) {
         return true;
     case PK_B_LENGTH:
     case PK_B_NORMALIZE: {
+        /* in the vector's type, as at run time: an f32 length of 1e20 overflows there too */
         double s = 0;
         for (int i = 0; i < n; i++)
-            s += a[0].f[i] * a[0].f[i];
-        s = sqrt(s);
+            s = f32s ? to_f32(s + to_f32(a[0].f[i] * a[0].f[i])) : s + a[0].f[i] * a[0].f[i];
+        s = f32s ? to_f32(sqrt(s)) : sqrt(s);
         if (b == PK_B_LENGTH)
             o->f[0] = s;
         else
@@ -257,7 +265,11 @@ static bool builtin(ev *E, const pk_expr *e, pk_value *o) {
             case PK_B_SIGN: o->i[i] = (p > 0) - (p < 0); break;
             case PK_B_MIN: o->i[i] = p < q ? p : q; break;
             case PK_B_MAX: o->i[i] = p > q ? p : q; break;
-            case PK_B_CLAMP: o->i[i] = p < q ? q : p > r ? r : p; break;
+            case PK_B_CLAMP: {
+                int64_t m = p > q ? p : q;
+                o->i[i] = m < r ? m : r;
+                break;
+            }
             default: return false;
             }
             continue;
@@ -279,9 +291,9 @@ static bool builtin(ev *E, const pk_expr *e, pk_value *o) {
         case PK_B_ATAN2: v = atan2(x, y); break;
         case PK_B_ABS: v = fabs(x); break;
         case PK_B_SIGN: v = fsign(x); break;
-        case PK_B_MIN: v = x < y ? x : y; break;
-        case PK_B_MAX: v = x > y ? x : y; break;
-        case PK_B_CLAMP: v = x < y ? y : x > z ? z : x; break;
+        case PK_B_MIN: v = fmin_num(x, y); break;
+        case PK_B_MAX: v = fmax_num(x, y); break;
+        case PK_B_CLAMP: v = fmin_num(fmax_num(x, y), z); break;
         case PK_B_LERP: v = x + (y - x) * z; break;
         default: return false;
         }

@@ -156,6 +156,53 @@ static void test_lerp_rounding(void)
     CHECK(differ > 0);
 }
 
+/* A constant folds min, max, sign and clamp as the generated code computes them: a NaN
+ * operand of min or max yields the other one (IEEE minNum/maxNum), sign(NaN) is 0, clamp is
+ * min(max(x, lo), hi) (lo > hi gives hi). The constants said NaN, NaN, NaN and 3 where the
+ * same expressions at run time gave 1, 0, 0 and 1. length and dot of vectors are computed in
+ * f32 (a constant length of 1e20 was 1e20, inf at run time). */
+static void test_const_like_run(void)
+{
+    eng_field *o = et_field(ctx, "clr", 1, ENG_F32, -9.0f);
+    eng_program *p = et_compile(ctx,
+        "const f32 A = min(1.0, 0.0 / 0.0);\n"
+        "const f32 B = sign(0.0 / 0.0);\n"
+        "const f32 C = clamp(0.0 / 0.0, 0.0, 1.0);\n"
+        "const f32 D = clamp(0.0, 3.0, 1.0);\n"
+        "const i32 E = clamp(0, 3, 1);\n"
+        "const f32 F = max(0.0 / 0.0, 2.0);\n"
+        "const f32 G = length(vec3(1e20, 0.0, 0.0));\n"
+        "const f32 H = length(vec3(0.1, 0.2, 0.3));\n"
+        "const f32 K = dot(vec3(0.1, 0.7, 0.3), vec3(1.3, 0.2, 0.9));\n"
+        "kernel cm(field<f32, 1> o, f32 z) {\n"
+        "    for (i in 0 .. 1) {\n"
+        "        f32 n = z / z;\n"
+        "        o[0] = A; o[1] = min(1.0, n);\n"
+        "        o[2] = B; o[3] = sign(n);\n"
+        "        o[4] = C; o[5] = clamp(n, 0.0, 1.0);\n"
+        "        o[6] = D; o[7] = clamp(z, 3.0, 1.0);\n"
+        "        o[8] = f32(E); o[9] = f32(clamp(i32(z), 3, 1));\n"
+        "        o[10] = F; o[11] = max(n, 2.0);\n"
+        "        o[12] = G; o[13] = length(vec3(1e20 + z, 0.0, 0.0));\n"
+        "        o[14] = H; o[15] = length(vec3(0.1 + z, 0.2, 0.3));\n"
+        "        o[16] = K; o[17] = dot(vec3(0.1 + z, 0.7, 0.3), vec3(1.3, 0.2, 0.9));\n"
+        "    }\n"
+        "}\n");
+    eng_arg args[2] = {et_f(o), et_s(0.0)};
+    if (et_run(ctx, p, "cm", args, 2))
+        return;
+    /* f32 all the way: 1e20 squared overflows; each product and sum rounded */
+    volatile float h = 0.1f * 0.1f, h2 = 0.2f * 0.2f, h3 = 0.3f * 0.3f, hs = h + h2;
+    hs = hs + h3;
+    volatile float k1 = 0.1f * 1.3f, k2 = 0.7f * 0.2f, k3 = 0.3f * 0.9f, ks = k1 + k2;
+    ks = ks + k3;
+    const float want[9] = {1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 2.0f, INFINITY, sqrtf(hs), ks};
+    for (int k = 0; k < 9; k++) {
+        CHECK(et_at(o, 2 * k, 0, 0, 0) == want[k]);
+        CHECK(et_at(o, 2 * k + 1, 0, 0, 0) == want[k]);
+    }
+}
+
 static void test_vectors(void)
 {
     eng_field *s = et_field(ctx, "vs", 1, ENG_F32, 0.0f);
@@ -343,6 +390,7 @@ int main(void)
     test_ints();
     test_float_builtins();
     test_lerp_rounding();
+    test_const_like_run();
     test_vectors();
     test_control();
     test_short_circuit();
