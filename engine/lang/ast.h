@@ -229,6 +229,7 @@ struct pk_expr {
     const char *name;  /* as written: identifier, member name or callee */
     pk_type ctor_type; /* PK_E_CALL_NAME of a type keyword (parser) */
     uint8_t untyped;   /* checker-internal: literal whose type follows the context */
+    uint8_t folded;    /* checker-internal: a literal made by folding an operation on literals */
 };
 
 /* ---------------------------------------------------------------- statements */

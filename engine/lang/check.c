@@ -77,9 +77,12 @@ static bool clashes(checker *k, const char *name, pk_loc loc) {
 /* ------------------------------------------------------------ scopes */
 
 static void bind_local(checker *k, pk_var *v) {
-    if (clashes(k, v->name, v->loc))
-        return;
     pk_name *n = name_of(k, v->name);
+    /* A local named like a kernel, function or constant is an error, but the uses after it
+     * mean the local: bound all the same, they give no second error. (One named like another
+     * local is not bound: unbinding it would hide the outer one.) */
+    if (clashes(k, v->name, v->loc) && (n->local || n->builtin))
+        return;
     n->local = v;
     if (k->nbound == k->capbound) {
         uint32_t ncap = k->capbound ? k->capbound * 2 : 64;
@@ -491,7 +494,9 @@ static void ck_function(checker *k, pk_func *f) {
         ck_stmt(k, f->body->body[i], true);
     unbind_to(k, mark);
     if (!is_err(f->ret) && f->ret.kind != PK_T_VOID && !always_returns(f->body))
-        pk_error(k->c, f->loc, "function '%s' can reach its end without returning a value",
+        pk_error(k->c, f->loc,
+                 "function '%s' returns a value, so its body must end in 'return' on every path (a "
+                 "return, or an if/else whose branches each end in one; a loop does not count)",
                  f->name);
     /* after an error, unused variables are mostly its consequences: stay quiet */
     if (!f->from_stdlib && k->c->nerrors == 0)

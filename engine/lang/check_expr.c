@@ -64,7 +64,8 @@ static bool float_lit_fits(checker *k, const pk_expr *e, int kind) {
     /* below 0x1.ffffffp127 a double rounds to a finite f32 (3.4028235e38 is FLT_MAX written out) */
     if (kind != PK_T_F32 || !(fabs(e->fval) >= 0x1.ffffffp127))
         return true;
-    pk_error(k->c, e->loc, "float literal %g does not fit in f32 (at most about 3.4e38)", e->fval);
+    pk_error(k->c, e->loc, "%s %g does not fit in f32 (at most about 3.4e38)",
+             e->folded ? "the constant expression's value" : "float literal", e->fval);
     return false;
 }
 
@@ -73,7 +74,8 @@ static pk_expr *retype_literal(checker *k, pk_expr *e, pk_type t) {
     if (e->kind == PK_E_INT) {
         if (pk_is_int_kind(t.kind)) {
             if (!fits(e->ival, t.kind))
-                pk_error(k->c, e->loc, "integer literal %lld does not fit in %s",
+                pk_error(k->c, e->loc, "%s %lld does not fit in %s",
+                         e->folded ? "the constant expression's value" : "integer literal",
                          (long long)e->ival, pk_type_kind_name(t.kind));
             e->type = t;
             e->untyped = 0;
@@ -219,7 +221,13 @@ pk_type ck_unify(checker *k, pk_expr **ops, int n, pk_loc loc, const char *what)
             } else {
                 pk_type j = join(sca, t);
                 if (is_err(j)) {
-                    pk_error(k->c, loc, "invalid %s: %s and %s", what, ck_tn(k, sca), ck_tn(k, t));
+                    /* i32 and u32 meet nowhere without losing values: say which cast to write */
+                    bool iu = (sca.kind == PK_T_I32 && t.kind == PK_T_U32) ||
+                              (sca.kind == PK_T_U32 && t.kind == PK_T_I32);
+                    pk_error(k->c, loc, "invalid %s: %s and %s%s", what, ck_tn(k, sca), ck_tn(k, t),
+                             iu ? " (i32 and u32 do not mix implicitly: convert one with i32(...), "
+                                  "u32(...) or i64(...))"
+                                : "");
                     return j;
                 }
                 sca = j;
@@ -287,6 +295,7 @@ static pk_expr *fold(checker *k, pk_expr *e) {
     const char *sym = pk_op_symbol(e->op);
     e->lhs = e->rhs = NULL;
     e->depth = 1;
+    e->folded = 1;
     switch (e->op) {
     case PK_OP_LT: case PK_OP_LE: case PK_OP_GT: case PK_OP_GE: case PK_OP_EQ: case PK_OP_NE: {
         int c;
@@ -571,9 +580,11 @@ static pk_expr *ck_name(checker *k, pk_expr *e, int flags) {
     pk_var *v = n->local ? n->local : ck_global_const(k, n);
     if (!v) {
         pk_func *fs = ck_global_funcs(k, n);
-        if (fs)
-            pk_error(k->c, e->loc, "'%s' is a %s; call it with '%s(...)'", e->name,
-                     fs->is_kernel ? "kernel" : "function", e->name);
+        if (fs && fs->is_kernel)
+            pk_error(k->c, e->loc, "'%s' is a kernel: kernels are run by nodes (or eng_launch), "
+                     "not called or used as values", e->name);
+        else if (fs)
+            pk_error(k->c, e->loc, "'%s' is a function; call it with '%s(...)'", e->name, e->name);
         else if (n->builtin)
             pk_error(k->c, e->loc, "'%s' is a builtin function; call it with '%s(...)'", e->name,
                      e->name);
@@ -760,7 +771,8 @@ pk_expr *ck_expr(checker *k, pk_expr *e, int flags) {
     switch (e->kind) {
     case PK_E_INT:
         if (!e->untyped && !fits(e->ival, e->type.kind)) {
-            pk_error(k->c, e->loc, "integer literal %lld does not fit in %s", (long long)e->ival,
+            pk_error(k->c, e->loc, "%s %lld does not fit in %s",
+                     e->folded ? "the constant expression's value" : "integer literal", (long long)e->ival,
                      pk_type_kind_name(e->type.kind));
             return err(e);
         }

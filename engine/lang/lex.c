@@ -110,6 +110,58 @@ static bool is_digit(int ch) { return ch >= '0' && ch <= '9'; }
 static bool is_ident_char(int ch) { return is_ident_start(ch) || is_digit(ch); }
 static bool is_hex(int ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'); }
 
+/* The code point of the UTF-8 sequence at s (*len bytes; U+FFFD and 1 byte when it is not
+ * valid UTF-8). */
+static uint32_t utf8_at(const char *s, const char *end, int *len) {
+    const unsigned char *u = (const unsigned char *)s;
+    int n = u[0] >= 0xF0 && u[0] < 0xF5 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC2 && u[0] < 0xE0 ? 2 : 0;
+    uint32_t cp = n == 4 ? u[0] & 7u : n == 3 ? u[0] & 15u : u[0] & 31u;
+    if (n == 0 || end - s < n) {
+        *len = 1;
+        return 0xFFFD;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((u[i] & 0xC0) != 0x80) {
+            *len = 1;
+            return 0xFFFD;
+        }
+        cp = cp << 6 | (u[i] & 63u);
+    }
+    *len = n;
+    return cp;
+}
+
+/* What a non-ASCII character that often slips into code from documents is, and what to type;
+ * "" for others. */
+static const char *char_hint(uint32_t cp) {
+    switch (cp) {
+    case 0x00A0: return " (a no-break space: type a plain space)";
+    case 0x200B: return " (a zero-width space: delete it)";
+    case 0xFEFF: return " (a byte-order mark: save the file as UTF-8 without one)";
+    case 0x2212: return " (a minus sign: type '-')";
+    case 0x2013: case 0x2014: return " (a dash: type '-')";
+    case 0x00D7: return " (a multiplication sign: type '*')";
+    case 0x2018: case 0x2019: case 0x201C: case 0x201D: return " (a typographic quote)";
+    case 0xFFFD: return " (not valid UTF-8)";
+    default: return "";
+    }
+}
+
+/* A letter of another script, taken as part of a name in error; spaces, punctuation and
+ * operators (U+2000..U+2BFF, U+3000..U+303F, the byte-order mark) end the name. */
+static bool name_like(uint32_t cp) {
+    return cp >= 0xC0 && cp != 0xD7 && cp != 0xF7 && !(cp >= 0x2000 && cp <= 0x2BFF) &&
+           !(cp >= 0x3000 && cp <= 0x303F) && cp != 0xFEFF && cp != 0xFFFD;
+}
+
+/* "U+00E9 'é'" (the character itself only when it is printable UTF-8) */
+static void char_text(const char *s, int len, uint32_t cp, char *out, size_t n) {
+    if (cp == 0xFFFD || cp == 0xFEFF || cp == 0x200B || cp == 0x00A0)
+        snprintf(out, n, "U+%04X", (unsigned)cp);
+    else
+        snprintf(out, n, "U+%04X '%.*s'", (unsigned)cp, len, s);
+}
+
 static void lex_number(lexer *L) {
     const char *s = L->p, *q = s, *e = L->end;
     bool is_float = false, bad = false, overflow = false;
@@ -222,9 +274,29 @@ static void lex_all(lexer *L) {
             continue;
         }
         if (is_ident_start(ch)) {
-            const char *q = s;
-            while (q < L->end && is_ident_char((unsigned char)*q))
-                q++;
+            const char *q = s, *bad = NULL;
+            /* a name with a non-ASCII letter in it (dénsité) is one name in error, not several
+             * tokens and a cascade of errors after them */
+            while (q < L->end) {
+                if (is_ident_char((unsigned char)*q)) {
+                    q++;
+                    continue;
+                }
+                int len;
+                if ((unsigned char)*q < 0x80 || !name_like(utf8_at(q, L->end, &len)))
+                    break;
+                if (!bad)
+                    bad = q;
+                q += len;
+            }
+            if (bad) {
+                int len;
+                uint32_t cp = utf8_at(bad, L->end, &len);
+                char what[48];
+                char_text(bad, len, cp, what, sizeof what);
+                pk_error(c, locate(L, bad), "non-ASCII character %s in the name '%.*s'%s: names are ASCII "
+                         "letters, digits and '_'", what, (int)(q - s > 64 ? 64 : q - s), s, char_hint(cp));
+            }
             pk_name *nm = pk_intern(c, s, (size_t)(q - s));
             pk_token *t = push(L, nm->keyword ? nm->keyword : TK_IDENT, s, q);
             t->name = nm;
@@ -254,10 +326,21 @@ static void lex_all(lexer *L) {
             continue;
         }
         if (ch >= 0x80) {
-            const char *q = s;
-            while (q < L->end && (unsigned char)*q >= 0x80)
-                q++;
-            pk_error(c, locate(L, s), "non-ASCII character outside a comment");
+            int len;
+            uint32_t cp = utf8_at(s, L->end, &len);
+            char what[48];
+            char_text(s, len, cp, what, sizeof what);
+            pk_error(c, locate(L, s), "non-ASCII character %s outside a comment%s", what, char_hint(cp));
+            /* read on as what was meant, so one slip gives one error; a run of other
+             * non-ASCII characters is one error */
+            const char *q = s + len;
+            if (cp == 0x2212 || cp == 0x2013 || cp == 0x2014)
+                push(L, TK_MINUS, s, q);
+            else if (cp == 0x00D7)
+                push(L, TK_STAR, s, q);
+            else
+                while (q < L->end && (unsigned char)*q >= 0x80)
+                    q++;
             L->p = q;
             continue;
         }

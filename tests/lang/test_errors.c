@@ -183,7 +183,7 @@ static const err_case cases[] = {
      "func f32 f(f32 x) {\n"
      "    if (x > 0.0) return x;\n"
      "}\n",
-     "t.pk:1:10: error: function 'f' can reach its end without returning a value\n"
+     "t.pk:1:10: error: function 'f' returns a value, so its body must end in 'return' on every path (a return, or an if/else whose branches each end in one; a loop does not count)\n"
      "func f32 f(f32 x) {\n"
      "         ^\n", 0},
     {"arity: builtin",
@@ -348,6 +348,52 @@ static const err_case cases[] = {
      "    f32 unused = 1.0;\n"
      "        ^\n",
      1},
+    /* Characters pasted from documents: each named, with what to type, one error per slip
+     * (the name stays one name, the minus sign reads as '-'); it was "non-ASCII character
+     * outside a comment" with no character named and five errors for the name alone. */
+    {"lexer: non-ASCII letter in a name, no-break space, minus sign",
+     "func f32 f(f32 x) {\n"
+     "    f32 d\xc3\xa9nsit\xc3\xa9 = x;\n"
+     "    f32 y\xc2\xa0= x \xe2\x88\x92 1.0;\n"
+     "    return y;\n"
+     "}\n",
+     "t.pk:2:10: error: non-ASCII character U+00E9 '\xc3\xa9' in the name 'd\xc3\xa9nsit\xc3\xa9': names are ASCII letters, digits and '_'\n"
+     "    f32 d\xc3\xa9nsit\xc3\xa9 = x;\n"
+     "         ^\n"
+     "t.pk:3:10: error: non-ASCII character U+00A0 outside a comment (a no-break space: type a plain space)\n"
+     "    f32 y\xc2\xa0= x \xe2\x88\x92 1.0;\n"
+     "         ^\n"
+     "t.pk:3:15: error: non-ASCII character U+2212 '\xe2\x88\x92' outside a comment (a minus sign: type '-')\n"
+     "    f32 y\xc2\xa0= x \xe2\x88\x92 1.0;\n"
+     "              ^\n", 0},
+    /* a local named like the kernel: one error, and its uses mean the local (they said "'k'
+     * is a kernel; call it with 'k(...)'", and kernels cannot be called) */
+    {"scope: a local named like its kernel",
+     "kernel k(field<f32> q) {\n"
+     "    f32 k = 1.0;\n"
+     "    q[0, 0, 0] = k;\n"
+     "}\n",
+     "t.pk:2:9: error: 'k' is already declared as a kernel at line 1\n"
+     "    f32 k = 1.0;\n"
+     "        ^\n"
+     "t.pk:1:8: note: 'k' is declared here\n"
+     "kernel k(field<f32> q) {\n"
+     "       ^\n", 0},
+    {"type: a folded value that does not fit is not called a literal",
+     "func i32 f() {\n"
+     "    i32 a = 1 << 40;\n"
+     "    return a;\n"
+     "}\n",
+     "t.pk:2:15: error: the constant expression's value 1099511627776 does not fit in i32\n"
+     "    i32 a = 1 << 40;\n"
+     "              ^\n", 0},
+    {"type: i32 and u32 operands say which cast to write",
+     "func bool f(i32 m, u32 n) {\n"
+     "    return n > m;\n"
+     "}\n",
+     "t.pk:2:14: error: invalid operands to '>': u32 and i32 (i32 and u32 do not mix implicitly: convert one with i32(...), u32(...) or i64(...))\n"
+     "    return n > m;\n"
+     "             ^\n", 0},
 };
 
 /* Deep nesting stops the parse with one error at the token where the limit is crossed. */
