@@ -239,6 +239,20 @@ static plume_status compile(pl_node *n)
         p->default_field = q->name;
         p->optional = 0;
     }
+    /* dt and time arrive as seconds (0.0417 at 24 fps), frame as a whole number: a parameter
+     * of a type that cannot hold them would silently get 0 (or false) */
+    for (uint32_t i = 0; i < np; i++) {
+        const eng_param *q = eng_kernel_param(k, i);
+        int timeish = !strcmp(q->name, "dt") || !strcmp(q->name, "time");
+        int whole = q->type == ENG_P_I32 || q->type == ENG_P_U32 || q->type == ENG_P_I64;
+        if ((timeish && (whole || q->type == ENG_P_BOOL)) || (!strcmp(q->name, "frame") && q->type == ENG_P_BOOL))
+            pl_log(n->ctx, PLUME_LOG_WARNING,
+                   "node '%s': kernel parameter '%s' is not a %s, so the %s the cook passes it %s; "
+                   "declare it %s, or set it by name",
+                   n->name, q->name, timeish ? "float" : "number", timeish ? "seconds" : "frame number",
+                   timeish ? "lose their fraction (0.0417 becomes 0)" : "become true or false",
+                   timeish ? "f32" : "i32");
+    }
     st = pl_node_set_ports(n, s->ports, nports);
     if (st == PLUME_OK) /* a kernel only with its ports: validate and cook index them by its fields */
         s->kernel = k;
@@ -438,7 +452,8 @@ const pl_node_type pl_node_kernel = {
              .category = "Kernel",
              .help = "Runs a kernel written in Plume's language. Its field parameters become ports "
                      "(bound by default to fields of the same name), its scalar parameters are set "
-                     "by name; unset scalars named dt, time and frame take the cook's values.",
+                     "by name; unset scalars named dt and time (seconds: declare them f32) and frame take the "
+                     "cook's values.",
              .version = 1,
              .param_count = COUNT(params),
              .params = params,

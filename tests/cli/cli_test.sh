@@ -95,6 +95,14 @@ cat >"$tmp/oobp.json" <<'EOF'
  "init": ["src"], "substep": ["bad", "project"]}
 EOF
 expect 1 "frame 1: node 'bad' (org.plume.kernel): field 'density': kernel 'k' wrote outside" -- "$plume" cook "$tmp/oobp.json" --out "$tmp/oobp" --no-checkpoint
+# dt declared as an integer would get 0 every substep without a word: a warning says so
+cat >"$tmp/intdt.json" <<'EOF'
+{"plume_scene": 1, "name": "intdt", "frames": {"start": 1, "end": 1},
+ "fields": [{"name": "q", "voxel_size": 0.1}],
+ "nodes": [{"name": "k", "type": "org.plume.kernel", "params": {"code": "kernel k(field<f32> q, i32 dt) { for (P in ivec3(0) .. ivec3(4)) { q[P] = f32(dt); } }"}}],
+ "substep": ["k"]}
+EOF
+expect 0 "node 'k': kernel parameter 'dt' is not a float" -- "$plume" cook "$tmp/intdt.json" --out "$tmp/intdt" --no-checkpoint --quiet
 # A kernel node's source_name names its code in errors whatever the keys' order; a scalar of the
 # wrong kind says what it takes
 cat >"$tmp/srcname.json" <<'EOF'
