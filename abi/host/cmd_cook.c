@@ -22,7 +22,8 @@
 
 static const char cook_usage[] =
     "usage: plume cook SCENE [options]\n"
-    "  --frames A-B          frame range (default: the scene's), within +-1000000000\n"
+    "  --frames A-B | N      frame range, or one frame (default: the scene's), within\n"
+    "                        +-1000000000\n"
     "  --out DIR             output folder (default: out/<scene name>)\n"
     "  --device cpu|cuda|auto\n"
     "  --threads N           worker threads (default: one per core)\n"

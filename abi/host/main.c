@@ -28,7 +28,8 @@ static const char usage_text[] =
     "                  installed beside this program)\n"
     "  --help, --version\n"
     "\n"
-    "exit status: 0 success, 1 the work failed, 2 bad usage\n";
+    "exit status: 0 success, 1 the work failed, 2 bad usage, 128 + the signal when a cook was\n"
+    "cancelled by one (130 SIGINT, 143 SIGTERM, 129 SIGHUP)\n";
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {

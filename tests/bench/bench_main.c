@@ -91,6 +91,16 @@ int main(int argc, char **argv)
             json_path = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
             quick = 1;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            /* not a suite's argument (vdbio took it for its folder) */
+            usage(stdout);
+            free(rest);
+            return 0;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "plume-bench: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            free(rest);
+            return 2;
         } else {
             rest[nrest++] = argv[i];
         }
