@@ -79,8 +79,13 @@ int eng_fail(eng_context *ctx, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(eng_thread_err ? eng_thread_err : ctx->err, ENG_ERR_SIZE, fmt, ap);
+    char *dst = eng_thread_err ? eng_thread_err : ctx->err;
+    int len = vsnprintf(dst, ENG_ERR_SIZE, fmt, ap);
     va_end(ap);
+    /* a message cut to the buffer says so (a compile error with many diagnostics) */
+    static const char cut[] = "\n[... message cut]";
+    if (len >= ENG_ERR_SIZE)
+        memcpy(dst + ENG_ERR_SIZE - sizeof cut, cut, sizeof cut);
     if (!eng_thread_err)
         ctx->err_code = code;
     return code;

@@ -19,7 +19,7 @@
 /* SFG value-state ids of kernels' global-temporary buffers: above every field id. */
 #define ENG_GTMP_STATE_BASE (1u << 24)
 
-#define ENG_ERR_SIZE 4096
+#define ENG_ERR_SIZE 16384
 
 struct eng_context {
     eng_progress_fn progress; /* eng_set_progress */

@@ -81,8 +81,12 @@ plume_status pl_fail(pl_context *ctx, plume_status status, const char *fmt, ...)
     size_t n = ctx ? sizeof ctx->err : sizeof tls_err;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(dst, n, fmt, ap);
+    int len = vsnprintf(dst, n, fmt, ap);
     va_end(ap);
+    /* a message cut to the buffer says so (a compile error with many diagnostics) */
+    static const char cut[] = "\n[... message cut]";
+    if (len >= (int)n)
+        memcpy(dst + n - sizeof cut, cut, sizeof cut);
     if (ctx)
         ctx->err_names_node = 0;
     if (ctx && ctx->hold_error_log)

@@ -77,7 +77,7 @@ struct pl_context {
     pl_node **nodes;
     uint32_t nnodes, capnodes;
     struct pl_volume *volumes; /* open volume views, a list */
-    char err[4096];
+    char err[16384]; /* 20 diagnostics with their source lines fit */
     /* err starts with the node to fix, another than the one cooking: a kernel's runtime error
      * that the cooking node's sync found (pl_fail_naming_node). The node's own name is not put
      * in front of it. */
