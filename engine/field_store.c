@@ -601,13 +601,16 @@ int eng_field_read_block(eng_field *f, const int32_t origin[3], float *values, u
     return 0;
 }
 
-/* ijk with the axes a field does not have (a 1-D or 2-D field's) at the one coordinate they
- * hold, the layout's offset: a kernel's f[i] ignores them, and so does the host. */
+/* ijk with a 0 on an axis the field does not have (a 1-D or 2-D field's) moved to the one
+ * coordinate that axis holds, the layout's offset: voxel i of a 1-D field is (i, 0, 0) to the
+ * host whatever the offset, as f[i] is to a kernel. Other coordinates there stay, and are
+ * outside the field. */
 static void host_cell(const eng_field *f, const int32_t ijk[3], int32_t out[3])
 {
-    const plm_rt_snode *leaf = &plm_tree_layout(f->tree)->cfg.snodes[f->leaf];
+    int64_t lo[3], hi[3];
+    eng_field_index_range(f, lo, hi);
     for (int a = 0; a < 3; a++)
-        out[a] = leaf->extent_bits[a] ? ijk[a] : leaf->coord_offset[a];
+        out[a] = hi[a] - lo[a] == 1 && ijk[a] == 0 ? (int32_t)lo[a] : ijk[a];
 }
 
 float eng_field_read(eng_field *f, const int32_t ijk[3], int c)

@@ -252,8 +252,11 @@ int eng_sync(eng_context *ctx)
         sfg_forget(ctx->queue);
         ctx->exec_rc = rc;
     }
-    /* nothing queued, nothing running: programs their users let go can go now */
-    eng_programs_free_retired(ctx);
+    /* nothing queued, nothing running: programs their users let go can go now, but for a
+     * failure, whose message may start with one of their origins (eng_error_origin looks it
+     * up there); they go at the next sync that succeeds, or with the context */
+    if (rc == ENG_OK)
+        eng_programs_free_retired(ctx);
     return rc;
 }
 

@@ -503,11 +503,15 @@ static void name_the_node(pl_node *n, plume_status st)
     int k = snprintf(prefix, sizeof prefix, "node '%s' (%s): ", n->name, n->type->desc.id);
     size_t pl = k < 0 ? 0 : (size_t)k < sizeof prefix ? (size_t)k : sizeof prefix - 1;
     size_t el = strnlen(ctx->err, sizeof ctx->err - 1);
-    if (pl + el >= sizeof ctx->err) /* the message's end goes, not the node's name */
+    int cut = pl + el >= sizeof ctx->err;
+    if (cut) /* the message's end goes, not the node's name */
         el = sizeof ctx->err - 1 - pl;
     memmove(ctx->err + pl, ctx->err, el);
     memcpy(ctx->err, prefix, pl);
     ctx->err[pl + el] = 0;
+    static const char mark[] = "\n[... message cut]";
+    if (cut)
+        memcpy(ctx->err + sizeof ctx->err - sizeof mark, mark, sizeof mark);
 }
 
 /* Runs the checks, and then `info`'s cook unless info is NULL, with the failure's message

@@ -598,7 +598,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         return EXIT_USAGE;
     }
 
-    char err[8192];
+    char err[20000]; /* a scene path and a plugin message (up to 16 KB: 20 compile errors) */
     scene sc;
     if (scene_load(&sc, scene_path, err, sizeof err)) {
         cli_error("cook", "%s", err);
@@ -665,7 +665,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     struct timespec intact_at; /* when the lock was last seen in place */
     clock_gettime(CLOCK_REALTIME, &intact_at);
     /* why the cook stopped, for stderr and the statistics (a farm's report need not parse stderr) */
-    char failure[9000] = "";
+    char failure[20000] = "";
 #define FAIL(...)                                                                                \
     do {                                                                                         \
         snprintf(failure, sizeof failure, __VA_ARGS__);                                          \

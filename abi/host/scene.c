@@ -22,8 +22,11 @@ static int fail(const scene *sc, char *err, size_t n, const char *jpath, const c
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err + k, n - (size_t)k, fmt, ap);
+    int len = vsnprintf(err + k, n - (size_t)k, fmt, ap);
     va_end(ap);
+    static const char cut[] = "\n[... message cut]";
+    if (len >= 0 && (size_t)len >= n - (size_t)k && n >= sizeof cut)
+        memcpy(err + n - sizeof cut, cut, sizeof cut);
     return -1;
 }
 

@@ -279,14 +279,19 @@ LLVMValueRef cg_fast_struct_check(cg_fn *f, cg_fast *fast)
                                                   c32(f, 0), ""), "");
             /* a field written at the entry's cells holds every cell the loop visits: the
              * writes' blocks are looked up without a range check (they are not at an offset),
-             * so a cell outside it is left to the generic code, which reports it */
+             * so a loop reaching outside it is left to the generic code, which reports it:
+             * off <= off_it and off_it + 2^ext_it <= off + 2^ext, in 64 bits */
             if (writes[s] && s != it) {
                 LLVMValueRef ext = cg_rt_load(f, s, CG_AT_SNODE, sid, offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a,
                                               f->t_i32);
                 LLVMValueRef ext_it = cg_rt_load(f, it, CG_AT_SNODE, it_sid,
                                                  offsetof(plm_rt_snode, extent_bits) + 4u * (unsigned)a, f->t_i32);
-                good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntEQ, off, off_it, ""), "");
-                good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntEQ, ext, ext_it, ""), "");
+                LLVMValueRef o64 = LLVMBuildSExt(f->b, off, f->t_i64, ""), oi64 = LLVMBuildSExt(f->b, off_it, f->t_i64, "");
+                LLVMValueRef one = LLVMConstInt(f->t_i64, 1, 0);
+                LLVMValueRef end = LLVMBuildAdd(f->b, o64, LLVMBuildShl(f->b, one, LLVMBuildZExt(f->b, ext, f->t_i64, ""), ""), "");
+                LLVMValueRef end_it = LLVMBuildAdd(f->b, oi64, LLVMBuildShl(f->b, one, LLVMBuildZExt(f->b, ext_it, f->t_i64, ""), ""), "");
+                good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntSLE, o64, oi64, ""), "");
+                good = LLVMBuildAnd(f->b, good, LLVMBuildICmp(f->b, LLVMIntSLE, end_it, end, ""), "");
             }
             ok = LLVMBuildAnd(f->b, ok, good, "fast.ok");
         }

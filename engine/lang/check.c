@@ -495,8 +495,8 @@ static void ck_function(checker *k, pk_func *f) {
     unbind_to(k, mark);
     if (!is_err(f->ret) && f->ret.kind != PK_T_VOID && !always_returns(f->body))
         pk_error(k->c, f->loc,
-                 "function '%s' returns a value, so its body must end in 'return' on every path (a "
-                 "return, or an if/else whose branches each end in one; a loop does not count)",
+                 "function '%s' returns a value, so every path through its body must reach a "
+                 "'return' (one inside a loop does not count: add a return after the loop)",
                  f->name);
     /* after an error, unused variables are mostly its consequences: stay quiet */
     if (!f->from_stdlib && k->c->nerrors == 0)

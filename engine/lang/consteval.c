@@ -294,7 +294,9 @@ static bool builtin(ev *E, const pk_expr *e, pk_value *o) {
         case PK_B_MIN: v = fmin_num(x, y); break;
         case PK_B_MAX: v = fmax_num(x, y); break;
         case PK_B_CLAMP: v = fmin_num(fmax_num(x, y), z); break;
-        case PK_B_LERP: v = x + (y - x) * z; break;
+        /* one rounding of (y - x) * z + x, after y - x rounded in the type, as the generated
+         * code's fused multiply-add */
+        case PK_B_LERP: v = f32s ? (double)fmaf((float)(y - x), (float)z, (float)x) : fma(y - x, z, x); break;
         default: return false;
         }
         o->f[i] = v;

@@ -111,22 +111,23 @@ static bool is_ident_char(int ch) { return is_ident_start(ch) || is_digit(ch); }
 static bool is_hex(int ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'); }
 
 /* The code point of the UTF-8 sequence at s (*len bytes; U+FFFD and 1 byte when it is not
- * valid UTF-8). */
+ * valid UTF-8: a stray or out-of-range lead byte, a cut sequence, an overlong form, a
+ * surrogate). */
 static uint32_t utf8_at(const char *s, const char *end, int *len) {
     const unsigned char *u = (const unsigned char *)s;
-    int n = u[0] >= 0xF0 && u[0] < 0xF5 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC2 && u[0] < 0xE0 ? 2 : 0;
+    int n = u[0] >= 0xF0 && u[0] < 0xF5 ? 4 : u[0] >= 0xE0 && u[0] < 0xF0 ? 3 : u[0] >= 0xC2 && u[0] < 0xE0 ? 2 : 0;
     uint32_t cp = n == 4 ? u[0] & 7u : n == 3 ? u[0] & 15u : u[0] & 31u;
-    if (n == 0 || end - s < n) {
-        *len = 1;
+    *len = 1;
+    if (n == 0 || end - s < n)
         return 0xFFFD;
-    }
     for (int i = 1; i < n; i++) {
-        if ((u[i] & 0xC0) != 0x80) {
-            *len = 1;
+        if ((u[i] & 0xC0) != 0x80)
             return 0xFFFD;
-        }
         cp = cp << 6 | (u[i] & 63u);
     }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0xFFFD;
     *len = n;
     return cp;
 }
@@ -152,6 +153,14 @@ static const char *char_hint(uint32_t cp) {
 static bool name_like(uint32_t cp) {
     return cp >= 0xC0 && cp != 0xD7 && cp != 0xF7 && !(cp >= 0x2000 && cp <= 0x2BFF) &&
            !(cp >= 0x3000 && cp <= 0x303F) && cp != 0xFEFF && cp != 0xFFFD;
+}
+
+/* How many bytes of the name s..q a message shows: at most 64, not splitting a character. */
+static int name_cut(const char *s, const char *q) {
+    int n = (int)(q - s > 64 ? 64 : q - s);
+    while (n > 0 && n < q - s && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
 }
 
 /* "U+00E9 'é'" (the character itself only when it is printable UTF-8) */
@@ -295,7 +304,7 @@ static void lex_all(lexer *L) {
                 char what[48];
                 char_text(bad, len, cp, what, sizeof what);
                 pk_error(c, locate(L, bad), "non-ASCII character %s in the name '%.*s'%s: names are ASCII "
-                         "letters, digits and '_'", what, (int)(q - s > 64 ? 64 : q - s), s, char_hint(cp));
+                         "letters, digits and '_'", what, name_cut(s, q), s, char_hint(cp));
             }
             pk_name *nm = pk_intern(c, s, (size_t)(q - s));
             pk_token *t = push(L, nm->keyword ? nm->keyword : TK_IDENT, s, q);
@@ -328,6 +337,27 @@ static void lex_all(lexer *L) {
         if (ch >= 0x80) {
             int len;
             uint32_t cp = utf8_at(s, L->end, &len);
+            if (name_like(cp)) { /* a name that starts with a letter of another script */
+                const char *q = s + len;
+                while (q < L->end) {
+                    int l2;
+                    if (is_ident_char((unsigned char)*q))
+                        q++;
+                    else if ((unsigned char)*q >= 0x80 && name_like(utf8_at(q, L->end, &l2)))
+                        q += l2;
+                    else
+                        break;
+                }
+                char what[48];
+                char_text(s, len, cp, what, sizeof what);
+                pk_error(c, locate(L, s), "non-ASCII character %s in the name '%.*s': names are ASCII "
+                         "letters, digits and '_'", what, name_cut(s, q), s);
+                pk_name *nm = pk_intern(c, s, (size_t)(q - s));
+                pk_token *t = push(L, TK_IDENT, s, q);
+                t->name = nm;
+                L->p = q;
+                continue;
+            }
             char what[48];
             char_text(s, len, cp, what, sizeof what);
             pk_error(c, locate(L, s), "non-ASCII character %s outside a comment%s", what, char_hint(cp));

@@ -239,20 +239,6 @@ static plume_status compile(pl_node *n)
         p->default_field = q->name;
         p->optional = 0;
     }
-    /* dt and time arrive as seconds (0.0417 at 24 fps), frame as a whole number: a parameter
-     * of a type that cannot hold them would silently get 0 (or false) */
-    for (uint32_t i = 0; i < np; i++) {
-        const eng_param *q = eng_kernel_param(k, i);
-        int timeish = !strcmp(q->name, "dt") || !strcmp(q->name, "time");
-        int whole = q->type == ENG_P_I32 || q->type == ENG_P_U32 || q->type == ENG_P_I64;
-        if ((timeish && (whole || q->type == ENG_P_BOOL)) || (!strcmp(q->name, "frame") && q->type == ENG_P_BOOL))
-            pl_log(n->ctx, PLUME_LOG_WARNING,
-                   "node '%s': kernel parameter '%s' is not a %s, so the %s the cook passes it %s; "
-                   "declare it %s, or set it by name",
-                   n->name, q->name, timeish ? "float" : "number", timeish ? "seconds" : "frame number",
-                   timeish ? "lose their fraction (0.0417 becomes 0)" : "become true or false",
-                   timeish ? "f32" : "i32");
-    }
     st = pl_node_set_ports(n, s->ports, nports);
     if (st == PLUME_OK) /* a kernel only with its ports: validate and cook index them by its fields */
         s->kernel = k;
@@ -412,6 +398,23 @@ static plume_status validate(pl_node *n, eng_field *const *fields)
     return st;
 }
 
+/* dt and time arrive as seconds (0.0417 at 24 fps), frame as a whole number: an unset
+ * parameter of a type that cannot hold them silently got 0 (or false). Once per node. */
+static void warn_cook_value(pl_node *n, const eng_param *q)
+{
+    int timeish = !strcmp(q->name, "dt") || !strcmp(q->name, "time");
+    int whole = q->type == ENG_P_I32 || q->type == ENG_P_U32 || q->type == ENG_P_I64;
+    if (n->warned || !((timeish && (whole || q->type == ENG_P_BOOL)) ||
+                       (!strcmp(q->name, "frame") && q->type == ENG_P_BOOL)))
+        return;
+    n->warned = 1;
+    pl_log(n->ctx, PLUME_LOG_WARNING,
+           "node '%s': kernel parameter '%s' is not a %s, so the %s the cook passes it %s; declare it "
+           "%s, or set it by name",
+           n->name, q->name, timeish ? "float" : "number", timeish ? "seconds" : "frame number",
+           timeish ? "lose their fraction (0.0417 becomes 0)" : "become true or false", timeish ? "f32" : "i32");
+}
+
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     kernel_state *s = state_of(n);
@@ -435,6 +438,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
                 v[0] = env->info->time;
             else if (!strcmp(q->name, "frame"))
                 v[0] = (double)env->info->frame;
+            warn_cook_value(n, q);
         }
         for (int c = 0; c < 3; c++) {
             args[i].f[c] = v[c];

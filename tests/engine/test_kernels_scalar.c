@@ -160,7 +160,8 @@ static void test_lerp_rounding(void)
  * operand of min or max yields the other one (IEEE minNum/maxNum), sign(NaN) is 0, clamp is
  * min(max(x, lo), hi) (lo > hi gives hi). The constants said NaN, NaN, NaN and 3 where the
  * same expressions at run time gave 1, 0, 0 and 1. length and dot of vectors are computed in
- * f32 (a constant length of 1e20 was 1e20, inf at run time). */
+ * f32 (a constant length of 1e20 was 1e20, inf at run time), and lerp with one rounding (a
+ * constant lerp(1, 33554436, 0.5) was 16777218, 16777220 at run time). */
 static void test_const_like_run(void)
 {
     eng_field *o = et_field(ctx, "clr", 1, ENG_F32, -9.0f);
@@ -174,6 +175,7 @@ static void test_const_like_run(void)
         "const f32 G = length(vec3(1e20, 0.0, 0.0));\n"
         "const f32 H = length(vec3(0.1, 0.2, 0.3));\n"
         "const f32 K = dot(vec3(0.1, 0.7, 0.3), vec3(1.3, 0.2, 0.9));\n"
+        "const f32 M = lerp(1.0, 33554436.0, 0.5);\n"
         "kernel cm(field<f32, 1> o, f32 z) {\n"
         "    for (i in 0 .. 1) {\n"
         "        f32 n = z / z;\n"
@@ -186,6 +188,7 @@ static void test_const_like_run(void)
         "        o[12] = G; o[13] = length(vec3(1e20 + z, 0.0, 0.0));\n"
         "        o[14] = H; o[15] = length(vec3(0.1 + z, 0.2, 0.3));\n"
         "        o[16] = K; o[17] = dot(vec3(0.1 + z, 0.7, 0.3), vec3(1.3, 0.2, 0.9));\n"
+        "        o[18] = M; o[19] = lerp(1.0 + z, 33554436.0, 0.5);\n"
         "    }\n"
         "}\n");
     eng_arg args[2] = {et_f(o), et_s(0.0)};
@@ -196,8 +199,9 @@ static void test_const_like_run(void)
     hs = hs + h3;
     volatile float k1 = 0.1f * 1.3f, k2 = 0.7f * 0.2f, k3 = 0.3f * 0.9f, ks = k1 + k2;
     ks = ks + k3;
-    const float want[9] = {1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 2.0f, INFINITY, sqrtf(hs), ks};
-    for (int k = 0; k < 9; k++) {
+    volatile float big = 33554436.0f, one = 1.0f, diff = big - one;
+    const float want[10] = {1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 2.0f, INFINITY, sqrtf(hs), ks, fmaf(diff, 0.5f, one)};
+    for (int k = 0; k < 10; k++) {
         CHECK(et_at(o, 2 * k, 0, 0, 0) == want[k]);
         CHECK(et_at(o, 2 * k + 1, 0, 0, 0) == want[k]);
     }

@@ -183,7 +183,7 @@ static const err_case cases[] = {
      "func f32 f(f32 x) {\n"
      "    if (x > 0.0) return x;\n"
      "}\n",
-     "t.pk:1:10: error: function 'f' returns a value, so its body must end in 'return' on every path (a return, or an if/else whose branches each end in one; a loop does not count)\n"
+     "t.pk:1:10: error: function 'f' returns a value, so every path through its body must reach a 'return' (one inside a loop does not count: add a return after the loop)\n"
      "func f32 f(f32 x) {\n"
      "         ^\n", 0},
     {"arity: builtin",
