@@ -92,6 +92,22 @@ static pk_result *compile(pk_ctx *cp, const char *file, const char *src, size_t 
     user->name = fname;
     user->text = src ? src : "";
     user->len = len;
+    /* a file with old Mac line ends (a CR alone) reads as lines, not as one line whose first
+     * comment runs to the end of the file: a copy with those CRs as LFs (CRLF stays) */
+    if (src && len <= PK_MAX_SOURCE_BYTES) {
+        const char *cr = memchr(src, '\r', len);
+        while (cr && cr + 1 < src + len && cr[1] == '\n')
+            cr = memchr(cr + 2, '\r', len - (size_t)(cr + 2 - src));
+        if (cr) {
+            char *t = pk_alloc(c, len + 1);
+            memcpy(t, src, len);
+            t[len] = 0;
+            for (size_t i = 0; i < len; i++)
+                if (t[i] == '\r' && (i + 1 == len || t[i + 1] != '\n'))
+                    t[i] = '\n';
+            user->text = t;
+        }
+    }
 
     if (len > PK_MAX_SOURCE_BYTES) {
         pk_loc at = {fname, 0, 0};

@@ -387,6 +387,17 @@ static const err_case cases[] = {
      "t.pk:2:15: error: the constant expression's value 1099511627776 does not fit in i32\n"
      "    i32 a = 1 << 40;\n"
      "              ^\n", 0},
+    /* old Mac line ends: the comment ends at its line (it ran to the end of the file, and
+     * every error was on line 1) */
+    {"lexer: lines ended by a CR alone",
+     "func f32 f(f32 x) {\r"
+     "    // a comment\r"
+     "    f32 y = x\r"
+     "    return y;\r"
+     "}\r",
+     "t.pk:3:14: error: expected ';' at the end of the line, found 'return' on line 4\n"
+     "    f32 y = x\n"
+     "             ^\n", 0},
     {"type: i32 and u32 operands say which cast to write",
      "func bool f(i32 m, u32 n) {\n"
      "    return n > m;\n"
