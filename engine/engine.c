@@ -274,24 +274,7 @@ int eng_field_foreach_cell(eng_context *ctx, eng_field *f, eng_cell_fn fn, void 
     return rc;
 }
 
-void eng_field_clear_cells(eng_context *ctx, eng_field *f)
-{
-    if (eng_field_shares_tree(f)) {
-        eng_field_fill_background(ctx, f);
-        return;
-    }
-    if (eng_host_write(ctx, f) != ENG_OK)
-        return;
-    origin_list l = {NULL, 0, 0};
-    int32_t dims[3];
-    if (block_origins(ctx, f, &l, dims) != ENG_OK)
-        return;
-    plm_tree *t = eng_field_tree(f);
-    for (int64_t b = 0; b < l.n; b++)
-        plm_tree_deactivate_block(t, eng_field_tree_id(f), l.o[3 * b], l.o[3 * b + 1], l.o[3 * b + 2]);
-    free(l.o);
-    plm_tree_gc(t);
-}
+void eng_field_clear_cells(eng_context *ctx, eng_field *f) { eng_field_clear(ctx, f); }
 
 int eng_set_deterministic(eng_context *ctx, int on)
 {

@@ -155,8 +155,11 @@ int eng_field_write_block(eng_context *ctx, eng_field *f, const int32_t origin[3
  * created, when the budget is exceeded (eng_error says so), or for a field interleaved with
  * others per voxel (eng_field_declare_interleaved). */
 float *eng_field_block_data(eng_context *ctx, eng_field *f, const int32_t origin[3], int create);
+/* Every voxel of a field of any layout inactive (on an all-dense layout: at the background);
+ * cells activated later start from the background. A field of a group: see above. */
 void eng_field_clear(eng_context *ctx, eng_field *f);
-/* Changes what inactive voxels read as; active voxels keep their values. */
+/* Changes what inactive voxels read as; active voxels keep their values (on an all-dense layout
+ * every voxel is active and all take it). */
 void eng_field_set_background(eng_field *f, const float bg[3]);
 /* Sum (first component) or max |v| over the active voxels. */
 enum { ENG_REDUCE_SUM = 0, ENG_REDUCE_MAX_ABS = 1 };
@@ -183,7 +186,7 @@ int eng_field_has_blocks(const eng_field *f);
  * ENG_EINVAL when the layout has no blocks. A sync point like the other host reads. */
 typedef int (*eng_cell_fn)(void *user, const int32_t ijk[3], const float *value);
 int eng_field_foreach_cell(eng_context *ctx, eng_field *f, eng_cell_fn fn, void *user);
-/* Deactivates every block of a field of any layout (eng_field_clear handles 8^3 ones). */
+/* The same as eng_field_clear (kept for callers written when that took 8^3 blocks only). */
 void eng_field_clear_cells(eng_context *ctx, eng_field *f);
 
 /* Deterministic execution: with `on`, the same launches on the same field contents give the

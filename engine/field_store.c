@@ -727,19 +727,9 @@ void eng_field_clear(eng_context *ctx, eng_field *f)
         eng_field_fill_background(ctx, f);
         return;
     }
-    if (!f->blocks_ok) {
-        eng_field_clear_cells(ctx, f);
+    if (eng_host_write(ctx, f) != ENG_OK)
         return;
-    }
-    eng_host_write(ctx, f);
-    uint64_t n = eng_field_block_count(f);
-    int32_t *o = malloc((size_t)(n ? n : 1) * 3 * sizeof *o);
-    if (!o)
-        return;
-    n = eng_field_block_origins(f, o, n);
-    for (uint64_t b = 0; b < n; b++)
-        plm_tree_deactivate_block(f->tree, f->fid, o[3 * b], o[3 * b + 1], o[3 * b + 2]);
-    free(o);
+    plm_tree_clear(f->tree, f->fid);
     plm_tree_gc(f->tree);
 }
 

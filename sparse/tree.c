@@ -193,23 +193,6 @@ int plm_tree_field_components(const plm_tree *t, int field)
     return field_ok(t, field) ? t->rt->fields[field].components : 0;
 }
 
-typedef struct bg_fill {
-    const plm_rt_field *f;
-    const plm_rt_snode *leaf;
-} bg_fill;
-
-static int fill_container(void *user, const plm_rt_elem *e)
-{
-    const bg_fill *b = user;
-    uint8_t *data = e->cell + b->leaf->offset_in_parent + b->leaf->header_bytes + b->f->offset;
-    for (int32_t i = 0; i < b->leaf->num_cells; i++) {
-        float *v = (float *)(data + (uint64_t)i * b->f->stride);
-        for (int32_t k = 0; k < b->f->components; k++)
-            v[k] = b->f->background[k];
-    }
-    return 0;
-}
-
 int plm_tree_set_background(plm_tree *t, int field, const float *value)
 {
     if (!field_ok(t, field))
@@ -218,18 +201,12 @@ int plm_tree_set_background(plm_tree *t, int field, const float *value)
     for (int k = 0; k < f->components; k++)
         f->background[k] = value[k];
     plm_rt_refill_background(t->rt, field);
-    /* A chain of dense nodes only is allocated whole when the tree is made (zero-filled), so no
-     * new container will take the background: its cells, never written, are set to it here
-     * (dense(ijk,16) with background 3 read 0 where nothing was written). Chains with a pointer,
-     * bitmasked or dynamic node read the background through inactivity instead. */
-    const plm_rt_snode *leaf = &t->rt->snodes[f->snode];
-    int all_dense = 1;
-    for (int32_t s = f->snode; s > 0; s = t->rt->snodes[s].parent)
-        all_dense &= t->rt->snodes[s].kind == PLM_RT_DENSE;
-    if (all_dense) {
-        bg_fill b = {f, leaf};
-        plm_rt_walk(t->rt, leaf->parent, fill_container, &b);
-    }
+    /* A chain of dense and bitmasked nodes only is allocated whole when the tree is made
+     * (zero-filled), so no new container will take the background: its cells, written or not,
+     * are set to it here (dense(ijk,16) with background 3 read 0 where nothing was written, and
+     * bitmasked(ijk,16) activated cells at 0). Chains with a pointer or dynamic node fill each
+     * container as it is allocated. */
+    plm_rt_fill_field_inline(t->rt, field);
     return 0;
 }
 
@@ -323,6 +300,12 @@ float *plm_tree_block(plm_tree *t, int field, int32_t x, int32_t y, int32_t z, i
     if (origin)
         block_origin(leaf, x, y, z, origin);
     return (float *)(c + leaf->header_bytes + f->offset);
+}
+
+void plm_tree_clear(plm_tree *t, int field)
+{
+    if (field_ok(t, field))
+        plm_rt_clear_chain(t->rt, field);
 }
 
 void plm_tree_deactivate_block(plm_tree *t, int field, int32_t x, int32_t y, int32_t z)

@@ -11,7 +11,7 @@
  *    plm_tree_block (with or without activate), plm_tree_activate, plm_tree_is_active,
  *    plm_tree_block_at and the readers (field, layout, background, runtime).
  *  - "exclusive" calls need the tree to themselves (no other call on it meanwhile):
- *    plm_tree_deactivate, plm_tree_deactivate_block, plm_tree_gc, plm_tree_listgen,
+ *    plm_tree_deactivate, plm_tree_deactivate_block, plm_tree_clear, plm_tree_gc, plm_tree_listgen,
  *    plm_tree_list_blocks, plm_tree_foreach_block, plm_tree_set_background,
  *    plm_tree_check_error, plm_tree_stats, plm_tree_destroy. (plm_tree_listgen and
  *    plm_tree_list_blocks use nthreads threads of their own inside.)
@@ -52,7 +52,8 @@ int plm_tree_field_components(const plm_tree *t, int field);
 
 /* Background value of a field (components floats): what reads of inactive voxels return and what
  * cells activated afterwards start with. Default 0. Set it before writing: cells already active
- * keep their values. Returns -1 for a bad field id. */
+ * keep their values, except on an all-dense layout, where every voxel is active and all take
+ * the new background. Returns -1 for a bad field id. */
 int plm_tree_set_background(plm_tree *t, int field, const float *value);
 void plm_tree_background(const plm_tree *t, int field, float *value);
 
@@ -91,7 +92,13 @@ int plm_tree_block_shape(const plm_tree *t, int field, plm_block_shape *shape);
  * the block's first voxel. The pointer stays valid until the block is deactivated. */
 float *plm_tree_block(plm_tree *t, int field, int32_t x, int32_t y, int32_t z, int activate,
                       int32_t origin[3]);
+/* Deactivates the block holding voxel (x, y, z) when the node above the leaf is sparse; with a
+ * dense node or the root above, nothing happens (use plm_tree_clear). */
 void plm_tree_deactivate_block(plm_tree *t, int field, int32_t x, int32_t y, int32_t z);
+/* Every voxel of field (and of the fields placed in its chain) inactive, its blocks handed back
+ * (plm_tree_gc reuses them); on an all-dense layout every voxel holds the background. Later
+ * activations start from the background whatever the layout. */
+void plm_tree_clear(plm_tree *t, int field);
 /* Lists the field's active blocks (list generation with nthreads threads); returns their number
  * or -1 on a runtime error. plm_tree_block_at then reads entry i (0 <= i < number); the list is
  * valid until the next exclusive call. */

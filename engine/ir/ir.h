@@ -189,7 +189,8 @@ typedef enum ir_op {
     IR_SN_FIELD_PTR, /* ptr<elem>; field, comp, activate; arg[0] leaf container, arg[1] cell
                       * index (plm_rt_field_ptr, then + comp * sizeof(elem)) */
     IR_SN_IS_ACTIVE, /* bool; field, level; arg[0] container, arg[1] index */
-    IR_SN_ACTIVATE,  /* void; field, level; arg[0] container, arg[1] index */
+    IR_SN_ACTIVATE,  /* void; field, level; arg[0] container, arg[1] index (on a dense level,
+                      * as for an all-dense field: only records an index outside the field) */
     IR_SN_DEACTIVATE,/* void; field, level; arg[0] container, arg[1] index */
     IR_OP_COUNT
 } ir_op;

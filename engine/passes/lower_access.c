@@ -120,8 +120,16 @@ static int lower_one(ir_task *t, ir_stmt *s)
         for (int l = 1; l <= leaf; l++)
             if (ir_level_is_sparse(&f->levels[l]) && !(s->demoted & (1u << l)))
                 deepest = l;
-        if (!deepest)
-            return 0;
+        if (!deepest) {
+            int sparse = 0;
+            for (int l = 1; l <= leaf; l++)
+                sparse |= ir_level_is_sparse(&f->levels[l]);
+            if (sparse)
+                return 0; /* every sparse level's activation is demoted: known active */
+            /* an all-dense field: nothing to activate, but an index outside it is a range error,
+             * as a write there is (the dense activation records it) */
+            deepest = leaf;
+        }
         ir_stmt *c = container_at(&b, s, deepest, all & ~s->demoted);
         ir_stmt *i = index_at(&b, s, deepest);
         return ir_sn_op(&b, IR_SN_ACTIVATE, s->field, (uint32_t)deepest, c, i) ? 0 : -1;

@@ -151,6 +151,9 @@ RT_INLINE void rt_list_entry(plm_rt_elem *e, const plm_rt_snode *s, const int32_
 /* Functions shared between files (not entry points; internal linkage in the bitcode is not
  * possible across files, so they carry the plm_rt__ prefix and stay out of the documented set). */
 int plm_rt__list_touch(plm_runtime *rt, plm_rt_list *l, int32_t i, int32_t snode);
+/* Sets cell i of a leaf with inline cells (data: the container's cells) to every placed field's
+ * background, whatever it held. */
+void plm_rt__reset_leaf_cell(plm_runtime *rt, int32_t snode, uint8_t *data, int32_t i);
 void plm_rt__fill_content(plm_runtime *rt, int32_t snode, uint8_t *content);
 void plm_rt__fill_container(plm_runtime *rt, int32_t snode, uint8_t *c);
 void plm_rt__release_content(plm_runtime *rt, int32_t snode, uint8_t *content);

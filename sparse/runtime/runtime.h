@@ -195,6 +195,16 @@ void plm_rt_set_error(plm_runtime *rt, uint32_t code, int32_t snode, uint64_t ne
 /* Writes field's background into every cell of its leaf's bg_container (after the host
  * changed fields[field].background). Host only, with no task running. */
 void plm_rt_refill_background(plm_runtime *rt, int32_t field);
+/* Writes field's background into its cells that are not active when its chain holds no pointer
+ * or dynamic node (the tree's memory holds all of them from the start, so no allocation fills
+ * them later; in an all-dense chain that is every cell); returns 1 then, 0 for other chains
+ * (their new cells are filled when allocated). Host only, with no task running. */
+int32_t plm_rt_fill_field_inline(plm_runtime *rt, int32_t field);
+/* Deactivates every cell of the chain holding field (below the root) and hands what it allocated
+ * back to the allocators (plm_rt_gc reuses it); cells of an all-dense chain take the
+ * background. Other fields placed in the same chain lose their cells too. Host only, with no
+ * task running. */
+void plm_rt_clear_chain(plm_runtime *rt, int32_t field);
 /* Clears the error and re-zeroes the sinks (running code may have written into them). */
 void plm_rt_clear_error(plm_runtime *rt);
 /* Writes a NUL-terminated message for the current error into buf (at most len bytes); returns

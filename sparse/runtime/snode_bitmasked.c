@@ -49,14 +49,7 @@ void plm_rt_bitmasked_deactivate(plm_runtime *rt, int32_t snode, uint8_t *c, int
     RT_FETCH_ADD(rt_num_active(c), 0xffffffffu);
     uint8_t *data = c + s->header_bytes;
     if (s->is_leaf) {
-        for (int32_t f = 0; f < rt->num_fields; f++) {
-            const plm_rt_field *fd = &rt->fields[f];
-            if (fd->snode != snode)
-                continue;
-            float *v = (float *)(data + fd->offset + (uint64_t)i * fd->stride);
-            for (int32_t k = 0; k < fd->components; k++)
-                v[k] = fd->background[k];
-        }
+        plm_rt__reset_leaf_cell(rt, snode, data, i);
         return;
     }
     uint8_t *cell = data + (uint64_t)i * s->cell_bytes;
