@@ -174,6 +174,11 @@ static LLVMValueRef loop_close(cg_fn *f, counted *c)
  * stencil body up to 400 statements unrolled added 3.3 s of compile (CPU) to the scene's
  * first cook, up to 135 statements 0.6 s for 7 ms more over 24 frames, up to 120 0.2 s. */
 #define FAST_ROW_UNROLL_MAX 120
+/* ...and only for short cell loops: on a long leaf row (dense(i, 1024), the default 1-D
+ * layout's 512 cells) only the first and last cells cross into a neighbour block, unrolling
+ * gains little, and LLVM took 28 s for five neighbour reads on 1024 cells (a kernel on the
+ * 512-cell rows ran past 600 s and 5.7 GB). */
+#define FAST_UNROLL_LOG2_CELLS 4
 
 void cg_loop_hint(cg_fn *f, LLVMValueRef br, const char *hint)
 {
@@ -530,7 +535,8 @@ static int fast_cells(cg_fn *f, const ir_stmt *loop, cg_fast *fast, LLVMValueRef
     for (int i = 0; i < fast->nacc; i++)
         stencil |= inner >= 0 && fast->acc[i].c[inner] != 0;
     int most = W ? FAST_ROW_UNROLL_MAX : FAST_UNROLL_MAX;
-    int small = stencil && count_stmts(loop->body) <= most;
+    int small = stencil && inner >= 0 && leaf->log2_size[inner] <= FAST_UNROLL_LOG2_CELLS &&
+                count_stmts(loop->body) <= most;
     for (int a = inner; a >= 0; a--) {
         LLVMValueRef br = loop_close(f, &c[a]);
         if (a == inner && small)
