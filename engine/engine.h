@@ -97,7 +97,9 @@ int eng_field_declare(eng_context *ctx, const eng_field_desc *desc, eng_field **
 /* Declares n fields placed in one SNode tree (Taichi's place(a, b, ...)): one layout for all
  * (every desc names the same layout, or none), so they share their cells. Activating a cell
  * through one activates it for all (the others read their background there), a kernel's
- * deactivation deactivates it for all, and a struct-for over one visits the cells of all.
+ * deactivation deactivates it for all, and a struct-for over one visits the cells of all
+ * (cells its body activates in the tree may be visited too: docs/language.md, "Which cells a
+ * struct-for visits").
  * Kernels that touch several of them at one index then share lookups and lists, and the
  * optimizer sees one mask, one list and one allocator per SNode of the tree. Clearing one field
  * of a group (eng_field_clear, eng_field_clear_cells) resets its values to the background and
