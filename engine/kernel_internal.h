@@ -62,8 +62,10 @@ int eng_field_param_check(const pk_var *v, char *err, size_t n);
 /* msg, an error lowering fn gave, as "file:line:col: error: kernel 'k': ..." in out: a message
  * that starts with its place keeps it and gets the kernel's name after "error: " unless it
  * names it already; one without a place gets the kernel's own (editors jump to the place at
- * the start of a line). */
-void eng_error_in_kernel(const char *msg, const pk_func *fn, char *out, size_t n);
+ * the start of a line). With r (the compile's result), the source line and a caret under the
+ * place follow, as the front end's errors show them. */
+void eng_error_in_kernel(const char *msg, const pk_func *fn, const pk_result *r, char *out,
+                         size_t n);
 /* Frees the retired programs: nothing queued or running can use them any more. */
 void eng_programs_free_retired(eng_context *ctx);
 

@@ -35,24 +35,35 @@ static int count_stmt(ir_stmt *st, void *ud)
     return 0;
 }
 
-void eng_error_in_kernel(const char *msg, const pk_func *fn, char *out, size_t n)
+void eng_error_in_kernel(const char *msg, const pk_func *fn, const pk_result *r, char *out,
+                         size_t n)
 {
     const char *file = fn->loc.file ? fn->loc.file : "<input>";
     size_t fl = strlen(file);
     char tag[300];
     snprintf(tag, sizeof tag, "kernel '%s'", fn->name);
     int located = !strncmp(msg, file, fl) && msg[fl] == ':' && msg[fl + 1] >= '0' && msg[fl + 1] <= '9';
+    unsigned line = fn->loc.line, col = fn->loc.col;
     if (!located) {
         snprintf(out, n, "%s:%u:%u: error: %s: %s", file, fn->loc.line, fn->loc.col, tag, msg);
-        return;
+    } else {
+        if (sscanf(msg + fl, ":%u:%u:", &line, &col) != 2)
+            line = 0;
+        const char *e = strstr(msg + fl, ": error: ");
+        if (!e || strstr(msg, tag)) {
+            snprintf(out, n, "%s", msg);
+        } else {
+            e += strlen(": error: ");
+            snprintf(out, n, "%.*s%s: %s", (int)(e - msg), msg, tag, e);
+        }
     }
-    const char *e = strstr(msg + fl, ": error: ");
-    if (!e || strstr(msg, tag)) {
-        snprintf(out, n, "%s", msg);
+    /* the line and a caret under the place, as the front end's errors show them */
+    size_t used = strlen(out);
+    if (!r || line == 0 || strchr(out, '\n') || used + 4 >= n)
         return;
-    }
-    e += strlen(": error: ");
-    snprintf(out, n, "%.*s%s: %s", (int)(e - msg), msg, tag, e);
+    out[used] = '\n';
+    if (pk_result_excerpt(r, fn->loc.file, line, col, out + used + 1, n - used - 1) != 0)
+        out[used] = 0;
 }
 
 int eng_tasks_size_check(const pk_func *fn, ir_task *const *tasks, uint32_t nt, char *err, size_t n)
@@ -106,7 +117,7 @@ static int make_spec(eng_context *ctx, eng_kernel *k, const ir_field_info *infos
     ir_task *kt = NULL;
     if (lower_kernel(k->program->prog, k->fn, infos, nf, &kt, err, sizeof err) != 0) {
         char located[ENG_ERR_SIZE];
-        eng_error_in_kernel(err, k->fn, located, sizeof located);
+        eng_error_in_kernel(err, k->fn, k->program->result, located, sizeof located);
         return eng_fail(ctx, ENG_ECOMPILE, "%s", located);
     }
 #if PLUME_HAVE_OPT

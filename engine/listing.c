@@ -212,7 +212,7 @@ int eng_compile_listing(const char *file, const char *src, size_t len, const cha
         char msg[2048];
         msg[0] = 0;
         if (list_kernel(f, prog, fn, kind, msg, sizeof msg) != 0) {
-            eng_error_in_kernel(msg, fn, err, n);
+            eng_error_in_kernel(msg, fn, r, err, n);
             rc = ENG_LIST_EFAIL;
         }
     }

@@ -88,8 +88,8 @@ static const pk_source *find_source(pk_ctx *c, const char *file) {
 }
 
 /* Start of 1-based line `line`, or NULL. Scans from the start: diagnostics are few. */
-static const char *line_start(const pk_source *s, uint32_t line, const char **end) {
-    const char *p = s->text, *e = s->text + s->len;
+static const char *line_start(const char *text, size_t len, uint32_t line, const char **end) {
+    const char *p = text, *e = text + len;
     for (uint32_t l = 1; l < line; l++) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         if (!nl)
@@ -103,6 +103,43 @@ static const char *line_start(const pk_source *s, uint32_t line, const char **en
     return p;
 }
 
+void pk_excerpt(const char *text, size_t len, uint32_t line, uint32_t col, pk_put_fn put,
+                void *ud) {
+    const char *end = NULL;
+    const char *p = line_start(text, len, line, &end);
+    if (!p)
+        return;
+    /* The line, with control characters shown as spaces so the terminal is not disturbed; the
+     * caret line's spaces and tabs follow it character by character. */
+    uint32_t c = 1;
+    for (const char *q = p; q < end; q++) {
+        unsigned char ch = (unsigned char)*q;
+        char out = (ch < 0x20 && ch != '\t') || ch == 0x7f ? ' ' : (char)ch;
+        put(ud, &out, 1);
+    }
+    put(ud, "\n", 1);
+    for (const char *q = p; q < end && c < col; q++) {
+        unsigned char ch = (unsigned char)*q;
+        if ((ch & 0xC0) == 0x80)
+            continue; /* continuation byte: same column */
+        put(ud, ch == '\t' ? "\t" : " ", 1);
+        c++;
+    }
+    for (; c < col; c++) /* position just past the end of the line */
+        put(ud, " ", 1);
+    put(ud, "^", 1);
+}
+
+typedef struct buf_put {
+    pk_ctx *c;
+    pk_buf *b;
+} buf_put;
+
+static void put_buf(void *ud, const char *s, size_t n) {
+    buf_put *bp = ud;
+    pk_buf_putn(bp->c, bp->b, s, n);
+}
+
 static void render_one(pk_ctx *c, pk_buf *b, const pk_diag *d) {
     static const char *const sev[] = {"error", "warning", "note"};
     const char *file = d->loc.file ? d->loc.file : "<input>";
@@ -113,33 +150,13 @@ static void render_one(pk_ctx *c, pk_buf *b, const pk_diag *d) {
     pk_buf_printf(c, b, "%s:%u:%u: %s: %s\n", file, d->loc.line, d->loc.col, sev[d->severity],
                   d->message);
     const pk_source *s = find_source(c, d->loc.file);
-    if (!s || d->loc.line == 0)
+    if (!s)
         return;
-    const char *end = NULL;
-    const char *p = line_start(s, d->loc.line, &end);
-    if (!p)
-        return;
-    /* The line, with control characters shown as spaces so the terminal is not disturbed. */
-    pk_buf line = {0}, caret = {0};
-    uint32_t col = 1;
-    for (const char *q = p; q < end; q++) {
-        unsigned char ch = (unsigned char)*q;
-        char out = (ch < 0x20 && ch != '\t') || ch == 0x7f ? ' ' : (char)ch;
-        pk_buf_putn(c, &line, &out, 1);
-        if ((ch & 0xC0) == 0x80)
-            continue; /* continuation byte: same column */
-        if (col < d->loc.col)
-            pk_buf_putn(c, &caret, ch == '\t' ? "\t" : " ", 1);
-        col++;
-    }
-    while (col < d->loc.col) { /* position just past the end of the line */
-        pk_buf_putn(c, &caret, " ", 1);
-        col++;
-    }
-    pk_buf_putn(c, b, line.data ? line.data : "", line.len);
-    pk_buf_puts(c, b, "\n");
-    pk_buf_putn(c, b, caret.data ? caret.data : "", caret.len);
-    pk_buf_puts(c, b, "^\n");
+    buf_put bp = {c, b};
+    size_t before = b->len;
+    pk_excerpt(s->text, s->len, d->loc.line, d->loc.col, put_buf, &bp);
+    if (b->len != before)
+        pk_buf_puts(c, b, "\n");
 }
 
 const char *pk_render_diags(pk_ctx *c, int errors_only) {

@@ -13,6 +13,8 @@ struct pk_result {
     const char *error_text; /* the errors alone (text itself when there are no warnings) */
     pk_diag *diags;
     uint32_t ndiags, nerrors;
+    pk_source sources[2]; /* names and texts for pk_result_excerpt (copies in the arena) */
+    int nsources;
 };
 
 const char *pk_stdlib_source(size_t *len) {
@@ -132,6 +134,15 @@ static pk_result *compile(pk_ctx *cp, const char *file, const char *src, size_t 
     r->diags = c->diags;
     r->ndiags = c->ndiags;
     r->nerrors = c->nerrors;
+    for (int i = 0; i < c->nsources && i < 2; i++) {
+        r->sources[i] = c->sources[i];
+        if (c->sources[i].is_stdlib)
+            continue;
+        if (c->sources[i].len > PK_MAX_SOURCE_BYTES)
+            r->sources[i].len = 0; /* refused unread */
+        r->sources[i].text = pk_strndup(c, c->sources[i].text, r->sources[i].len);
+    }
+    r->nsources = c->nsources < 2 ? c->nsources : 2;
     r->text = pk_render_diags(c, 0);
     r->error_text = r->text;
     if (c->nerrors && c->nerrors < c->ndiags)
@@ -169,6 +180,34 @@ uint32_t pk_result_diag_count(const pk_result *r) { return r ? r->ndiags : 0; }
 const pk_diag *pk_result_diag(const pk_result *r, uint32_t i) {
     return r && i < r->ndiags ? &r->diags[i] : NULL;
 }
+typedef struct bounded {
+    char *out;
+    size_t n, at;
+} bounded;
+
+static void put_bounded(void *ud, const char *s, size_t len) {
+    bounded *b = ud;
+    for (size_t i = 0; i < len && b->at + 1 < b->n; i++)
+        b->out[b->at++] = s[i];
+}
+
+int pk_result_excerpt(const pk_result *r, const char *file, uint32_t line, uint32_t col,
+                      char *out, size_t n) {
+    if (!out || n == 0)
+        return -1;
+    out[0] = 0;
+    for (int i = 0; r && file && i < r->nsources; i++) {
+        const pk_source *s = &r->sources[i];
+        if (strcmp(s->name, file))
+            continue;
+        bounded b = {out, n, 0};
+        pk_excerpt(s->text, s->len, line, col, put_bounded, &b);
+        out[b.at] = 0;
+        return b.at ? 0 : -1;
+    }
+    return -1;
+}
+
 void pk_result_free(pk_result *r) {
     if (r)
         pk_arena_free(r->arena);

@@ -61,6 +61,13 @@ const char *pk_result_error_text(const pk_result *r);
 uint32_t pk_result_error_count(const pk_result *r);
 uint32_t pk_result_diag_count(const pk_result *r);
 const pk_diag *pk_result_diag(const pk_result *r, uint32_t i);
+/* Line `line` of the source named `file` in this compile (the caller's source, which the result
+ * keeps a copy of, or the standard library), then a line with a caret under column col, as
+ * diagnostics show them: for messages about the program found after the compile (lowering).
+ * Written into out (at most n bytes, NUL-terminated, without a final newline); 0, or -1 when
+ * there is no such file or line (out is then ""). */
+int pk_result_excerpt(const pk_result *r, const char *file, uint32_t line, uint32_t col,
+                      char *out, size_t n);
 void pk_result_free(pk_result *r);
 
 /* A kernel's parameters as a node sees them: fields become ports, other parameters become

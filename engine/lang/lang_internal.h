@@ -118,6 +118,12 @@ char *pk_strndup(pk_ctx *c, const char *s, size_t n);
 void pk_vec_push(pk_ctx *c, void ***items, uint32_t *n, uint32_t *cap, void *item);
 
 void pk_buf_putn(pk_ctx *c, pk_buf *b, const char *s, size_t n);
+/* diag.c: line `line` of text (control characters as spaces), a newline, then spaces and tabs
+ * up to column col (UTF-8 sequences are one column) and a caret; nothing when the text has
+ * no such line. */
+typedef void (*pk_put_fn)(void *ud, const char *s, size_t n);
+void pk_excerpt(const char *text, size_t len, uint32_t line, uint32_t col, pk_put_fn put,
+                void *ud);
 void pk_buf_puts(pk_ctx *c, pk_buf *b, const char *s);
 void pk_buf_printf(pk_ctx *c, pk_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

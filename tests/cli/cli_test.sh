@@ -295,6 +295,10 @@ expect 0 "" -- timeout 30 "$plume" compile "$tmp/huge.pk" --emit ir -o "$tmp/hug
 printf 'kernel rotate(field<f32> a,\n              field<i32, 1> counts) {\n    for (P in ivec3(0) .. ivec3(4)) { a[P] = 1.0; }\n}\n' >"$tmp/rot.pk"
 expect 1 "rot.pk:2:29: error: kernel 'rotate': field parameter 'counts' of type field<i32, 1>" -- "$plume" compile "$tmp/rot.pk" --emit ir
 grep -q "^$tmp/rot.pk:2:29" "$tmp/err" || { echo "FAIL: the lowering error does not start with its place: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# ...and shows the line with a caret under the place (column 29: 28 characters before it)
+caret="$(printf '%28s^' '')"
+grep -qxF '              field<i32, 1> counts) {' "$tmp/err" && grep -qxF "$caret" "$tmp/err" ||
+  { echo "FAIL: the lowering error has no source line and caret: $(cat "$tmp/err")"; fails=$((fails+1)); }
 printf 'kernel k(field<i32> counts) {\n    for (P in ivec3(0) .. ivec3(4)) { counts[P] = 1; }\n}\n' >"$tmp/kk.pk"
 expect 1 "kk.pk:1:21: error: kernel 'k': field parameter 'counts'" -- "$plume" compile "$tmp/kk.pk" --emit llvm
 expect 2 "unexpected argument 'extra'" -- "$plume" vdb info "$tmp/none.vdb" extra
