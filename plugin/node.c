@@ -366,12 +366,18 @@ plume_status pl_node_set_string(plume_node *handle, const char *param, const cha
 plume_status pl_node_bind(plume_node *handle, const char *port, const char *field)
 {
     GET_NODE(n, handle);
-    if (!port || !field || !field[0])
+    if (!port || !field)
         return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT, "node '%s': bind needs a port and a field name",
                        n->name);
     for (uint32_t i = 0; i < n->nports; i++) {
         if (strcmp(n->ports[i].id, port))
             continue;
+        /* "" leaves an optional port out even where its default field exists (an export
+         * that should not write temperature) */
+        if (!field[0] && !n->ports[i].optional)
+            return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT,
+                           "node '%s' (%s): port '%s' is required: it cannot be left unbound",
+                           n->name, n->type->desc.id, port);
         char *copy = strdup(field);
         if (!copy)
             return pl_fail(n->ctx, PLUME_ERR_INTERNAL, "out of host memory");

@@ -706,9 +706,11 @@ static int create_nodes(scene *sc, const plume_plugin *api, plume_context *ctx, 
         json_object_foreach(bind, key, v) {
             char bp[256];
             snprintf(bp, sizeof bp, "%s.bind.%s", jp, key);
-            if (!json_is_string(v))
-                return fail(sc, err, n, bp, "must be a field name");
-            if (api->node_bind(node, key, json_string_value(v)) != PLUME_OK)
+            if (!json_is_string(v) && !json_is_null(v))
+                return fail(sc, err, n, bp, "must be a field name (or null to leave an optional port out)");
+            if (json_is_string(v) && !json_string_value(v)[0])
+                return fail(sc, err, n, bp, "must be a field name (or null to leave an optional port out), not \"\"");
+            if (api->node_bind(node, key, json_is_null(v) ? "" : json_string_value(v)) != PLUME_OK)
                 return fail(sc, err, n, bp, "%s", api->last_error(ctx));
         }
         if (check_ports(sc, api, ctx, node, bind, jp, err, n))

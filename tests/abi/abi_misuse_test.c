@@ -381,6 +381,10 @@ int main(int argc, char **argv)
     CHECK_STATUS(api->node_set_vec3(node, "center", NULL), PLUME_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(api->node_set_string(node, "mode", "add"), PLUME_OK);
     CHECK_STATUS(api->node_bind(node, "no_port", "density"), PLUME_ERR_NOT_FOUND);
+    /* "" leaves out optional ports only; NULL is no name */
+    CHECK_STATUS(api->node_bind(node, "target", ""), PLUME_ERR_INVALID_ARGUMENT);
+    CHECK_MSG(api, ctx, "port 'target' is required: it cannot be left unbound");
+    CHECK_STATUS(api->node_bind(node, "target", NULL), PLUME_ERR_INVALID_ARGUMENT);
 
     /* A cook with a missing input: the default field 'density' is not declared. */
     plume_cook_info info = {sizeof info, 1, 0, 0.04, 0, 1};

@@ -243,6 +243,25 @@ sed 's/"vel_class": "unknown"}/"vel_class": "unknown", "temperature_name": "vel"
   || fail "two ports under one grid name: exit $rc: $(cat "$tmp/err")"
 [ -z "$(ls "$tmp/dupname" 2>/dev/null | grep u_)" ] || fail "the refused export left a file: $(ls "$tmp/dupname")"
 
+# A port bound to null is left out although its default field exists: the file holds the other
+# grids only. "" is refused in a scene (null says it), and so is null on a required port.
+sed 's/"vel_class": "unknown"}}/"vel_class": "unknown"}, "bind": {"density": null}}/' "$tmp/velc.json" >"$tmp/nobind.json"
+"$plume" cook "$tmp/nobind.json" --out "$tmp/nobind" --no-checkpoint --quiet 2>"$tmp/err" || fail "a port bound to null: $(cat "$tmp/err")"
+"$plume" vdb info --json "$tmp/nobind/u_0001.vdb" >"$tmp/nobind.info" 2>"$tmp/err" || fail "vdb info: $(cat "$tmp/err")"
+python3 - "$tmp/nobind.info" <<'PY' || fail "an export with density bound to null: $(cat "$tmp/nobind.info")"
+import json, sys
+names = sorted(g["name"] for g in json.load(open(sys.argv[1]))["grids"])
+sys.exit(0 if names == ["vel"] else 1)
+PY
+sed 's/"vel_class": "unknown"}}/"vel_class": "unknown"}, "bind": {"density": ""}}/' "$tmp/velc.json" >"$tmp/nobind2.json"
+"$plume" cook "$tmp/nobind2.json" --out "$tmp/nobind2" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -qF '$.nodes[3].bind.density: must be a field name (or null to leave an optional port out), not ""' "$tmp/err" \
+  || fail "a port bound to \"\": exit $rc: $(cat "$tmp/err")"
+sed 's/"params": {"code"/"bind": {"vel": null}, "params": {"code"/' "$tmp/velc.json" >"$tmp/nobind3.json"
+"$plume" cook "$tmp/nobind3.json" --out "$tmp/nobind3" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -qF "\$.nodes[0].bind.vel: node 'fill' (org.plume.kernel): port 'vel' is required: it cannot be left unbound" "$tmp/err" \
+  || fail "a required port bound to null: exit $rc: $(cat "$tmp/err")"
+
 # A cell-centred vel grid (pyopenvdb's default class) imported into a velocity: copied as it is,
 # with one warning for the whole cook (two frames); a staggered one imports without a word.
 if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then

@@ -362,7 +362,8 @@ typedef struct plume_plugin {
     plume_status (*node_set_float)(plume_node *node, const char *param, double value);
     plume_status (*node_set_vec3)(plume_node *node, const char *param, const double value[3]);
     plume_status (*node_set_string)(plume_node *node, const char *param, const char *value);
-    /* Bind a port to a field of the context by name. */
+    /* Bind a port to a field of the context by name; "" leaves an optional port out (its
+     * default field is not used), and is refused for a port that is not optional. */
     plume_status (*node_bind)(plume_node *node, const char *port, const char *field);
     /* Ports of this instance: the static ones, plus any a node adds from its parameters (the
      * generic kernel node adds one per field parameter of its code). The descriptor is valid
