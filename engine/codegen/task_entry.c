@@ -339,26 +339,39 @@ static int emit_range_loop(cg_fn *f, const ir_stmt *loop, LLVMValueRef start, LL
     return rc;
 }
 
+/* The start shared by a range_for and a struct_for task's function: its signature (the task's
+ * arguments, then the bounds of its share in idx's type), setup, and the code before the loop.
+ * 0 with *first (the entry block) and *loop set; -1 (f freed) when it failed. */
+static int begin_loop_fn(cg_fn *f, const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
+                         const char *symbol, cg_target_kind target, LLVMTypeRef idx,
+                         LLVMBasicBlockRef *first, const ir_stmt **loop, char *err, size_t n)
+{
+    LLVMTypeRef params[3] = {LLVMPointerTypeInContext(ctx, 0), idx, idx};
+    f->t_void = LLVMVoidTypeInContext(ctx);
+    LLVMValueRef fn = add_fn(f, mod, symbol, params, 3);
+    if (cg_fn_begin(f, t, target, ctx, mod, fn, err, n) != 0)
+        return -1;
+    if (cg_cread_setup(f) != 0) {
+        cg_fn_free(f);
+        return -1;
+    }
+    *first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
+    LLVMPositionBuilderAtEnd(f->b, *first);
+    if (emit_prologue(f, loop) != 0 || cg_reduce_setup(f, *loop) != 0)
+        return finish_fn(f, *first, 0);
+    return 0;
+}
+
 static int emit_range_body(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef mod,
                            const char *symbol, cg_target_kind target, char *err, size_t n)
 {
     cg_fn f;
-    LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
     LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
-    LLVMTypeRef params[3] = {ptr, i64, i64};
-    f.t_void = LLVMVoidTypeInContext(ctx);
-    LLVMValueRef fn = add_fn(&f, mod, symbol, params, 3);
-    if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
-        return -1;
-    if (cg_cread_setup(&f) != 0) {
-        cg_fn_free(&f);
-        return -1;
-    }
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
-    LLVMPositionBuilderAtEnd(f.b, first);
+    LLVMBasicBlockRef first;
     const ir_stmt *loop;
-    if (emit_prologue(&f, &loop) != 0 || cg_reduce_setup(&f, loop) != 0)
-        return finish_fn(&f, first, 0);
+    if (begin_loop_fn(&f, t, ctx, mod, symbol, target, i64, &first, &loop, err, n) != 0)
+        return -1;
+    LLVMValueRef fn = f.fn;
     LLVMValueRef lo = LLVMGetParam(fn, 1), hi = LLVMGetParam(fn, 2);
     LLVMValueRef start = lo, step = LLVMConstInt(i64, 1, 0);
     if (target == CG_TARGET_NVPTX) {
@@ -680,22 +693,12 @@ static int emit_struct_for(const ir_task *t, LLVMContextRef ctx, LLVMModuleRef m
                            const char *symbol, cg_target_kind target, char *err, size_t n)
 {
     cg_fn f;
-    LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
-    LLVMTypeRef params[3] = {ptr, i32, i32};
-    f.t_void = LLVMVoidTypeInContext(ctx);
-    LLVMValueRef fn = add_fn(&f, mod, symbol, params, 3);
-    if (cg_fn_begin(&f, t, target, ctx, mod, fn, err, n) != 0)
-        return -1;
-    if (cg_cread_setup(&f) != 0) {
-        cg_fn_free(&f);
-        return -1;
-    }
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(ctx, fn, "body");
-    LLVMPositionBuilderAtEnd(f.b, first);
+    LLVMBasicBlockRef first;
     const ir_stmt *loop;
-    if (emit_prologue(&f, &loop) != 0 || cg_reduce_setup(&f, loop) != 0)
-        return finish_fn(&f, first, 0);
+    if (begin_loop_fn(&f, t, ctx, mod, symbol, target, i32, &first, &loop, err, n) != 0)
+        return -1;
+    LLVMValueRef fn = f.fn;
 
     int slot = t->field;
     if (slot >= t->nfields || loop->field != slot) {
