@@ -122,7 +122,10 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
     if (!vals)
         return pl_fail(ctx, PLUME_ERR_INTERNAL, "out of host memory");
     int aligned = !(shift[0] & 7) && !(shift[1] & 7) && !(shift[2] & 7);
-    int direct = eng_field_has_blocks(f); /* its blocks' memory can be written in place */
+    /* its blocks' memory can be written in place; not where activity is per voxel (a
+     * bitmasked leaf): taking a block's memory activates all 512 of its voxels, and a grid not
+     * on the field's block grid would add the rest of each block at 0 */
+    int direct = eng_field_has_blocks(f) && !eng_field_voxel_masks(f);
     /* A level set's value matters everywhere, not only where the file marks voxels active: the
      * inside of its surface is stored as inactive voxels and tiles of value -background, and a
      * collider or emitter needs "inside" there too. So every voxel of its leaves is taken, and
@@ -233,7 +236,7 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
     gd.index_to_world[3][3] = 1;
     if (xform)
         memcpy(gd.index_to_world, xform, sizeof gd.index_to_world);
-    int trim = !eng_field_voxel_masks(f);
+    int per_block = !eng_field_voxel_masks(f);
     /* A level set's band is the voxels nearer the surface than the background; the rest (the
      * inside included) is left to the sign fill below, as OpenVDB's tools store it. */
     int level_set = cls == PLM_VDB_CLASS_LEVEL_SET && comps == 1;
@@ -259,17 +262,15 @@ plume_status vdb_field_to_grid(pl_context *ctx, eng_field *f, const char *name, 
         eng_field_read_block(f, origins + 3 * b, vals, mask);
         if (centred)
             centre_block(f, origins + 3 * b, vals, vals + 1536);
-        /* Where activity is per block, a voxel still at the background adds nothing but size. */
+        /* Where activity is per block, a voxel still at the background adds nothing but size;
+         * a level set keeps its narrow band whatever the layout (an import takes every voxel
+         * of its leaves, so a field with voxel masks holds them active too). */
         int any = 0;
         for (int n = 0; n < 512; n++) {
             if (!(mask[n >> 6] >> (n & 63) & 1))
                 continue;
-            if (!trim) {
-                any = 1;
-                continue;
-            }
-            int same = 1;
-            for (int c = 0; c < comps; c++)
+            int same = per_block;
+            for (int c = 0; c < comps && same; c++)
                 same &= vals[n * comps + c] == d->background[c];
             if (level_set)
                 same = !(fabsf(vals[n]) < band);
