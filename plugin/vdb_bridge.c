@@ -115,8 +115,9 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
                            scratch ? "scene's fields'" : "field's", fit[0], fit[1], fit[2]);
     }
     if (merge == VDB_MERGE_REPLACE) {
+        static const float zero[3] = {0, 0, 0};
         eng_field_clear(eng, f);
-        eng_field_set_background(f, gi.background);
+        eng_field_set_background(f, flags & VDB_READ_BACKGROUND_ZERO ? zero : gi.background);
     }
     float *vals = malloc(3 * 512 * sizeof *vals);
     if (!vals)

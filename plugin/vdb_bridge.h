@@ -13,7 +13,11 @@ typedef enum vdb_merge { VDB_MERGE_REPLACE = 0, VDB_MERGE_MAX = 1, VDB_MERGE_ADD
 enum {
     /* The field is the grid's index space: the caller made it from the grid and writes the
      * grid's own transform back (vdb convert, render), so the transform is not checked. */
-    VDB_READ_INDEX_SPACE = 1
+    VDB_READ_INDEX_SPACE = 1,
+    /* REPLACE gives the field background 0 instead of the grid's: voxels the file leaves
+     * inactive read 0 (an emitter's fog shape emits only where the file has active voxels,
+     * whatever its background) */
+    VDB_READ_BACKGROUND_ZERO = 2
 };
 
 /* Copies grid into field f of engine eng (errors reported on ctx). Unless flags has

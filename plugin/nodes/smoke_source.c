@@ -19,7 +19,7 @@ static const char *const shapes[] = {"sphere", "vdb"};
 static const plume_param_desc params[] = {
     PARAM_ENUM("shape", "Shape",
                "sphere (center, radius) or vdb: a float grid of a .vdb file, a fog volume "
-               "(weight = value clamped to 0..1) or a level set (inside, with the edge falloff "
+               "(weight = value clamped to 0..1, at its active voxels only) or a level set (inside, with the edge falloff "
                "outside).",
                "sphere", shapes),
     PARAM_FILE("file", "VDB File",
@@ -160,8 +160,11 @@ static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, 
     } else {
         char what[4200];
         snprintf(what, sizeof what, "node '%s': %s: grid '%s'", n->name, path, grid_name);
-        st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, *shape, VDB_MERGE_REPLACE, 0, what);
         *level_set = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET;
+        /* a fog shape emits at the file's active voxels only: a background of 0.5 read into the
+         * rest of their blocks emitted over whole 8^3 leaves */
+        st = vdb_grid_to_field(env->ctx, env->ctx->eng, grid, *shape, VDB_MERGE_REPLACE,
+                               *level_set ? 0 : VDB_READ_BACKGROUND_ZERO, what);
     }
     plm_vdb_close(file);
     if (st == PLUME_OK) {

@@ -312,6 +312,40 @@ PY
   done
 fi
 
+# A fog shape with background 0.5 emits at its active voxels only (the background filled the
+# rest of their 8^3 leaves and emitted there too: 2,560 voxels of density for 5).
+if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
+  /usr/bin/python3 - "$tmp" <<'PY' || fail "pyopenvdb could not write the fog shape"
+import sys, pyopenvdb as vdb
+g = vdb.FloatGrid(0.5); g.name = "shape"; g.gridClass = vdb.GridClass.FOG_VOLUME
+g.transform = vdb.createLinearTransform(voxelSize=0.25)
+a = g.getAccessor()
+for i, p in enumerate([(0, 0, 0), (3, 1, 2), (9, 9, 9), (-5, 2, 7), (12, -3, 1)]):
+    a.setValueOn(p, 0.2 * (i + 1))
+vdb.write(sys.argv[1] + "/fogbg.vdb", grids=[g])
+PY
+  printf '%s\n' '{"plume_scene": 1, "name": "fogbg", "frames": {"start": 1, "end": 1},' \
+    ' "fields": [{"name": "density", "voxel_size": 0.25, "origin": [-0.125, -0.125, -0.125]},' \
+    '   {"name": "temperature", "voxel_size": 0.25, "origin": [-0.125, -0.125, -0.125]},' \
+    '   {"name": "vel", "type": "vec3", "voxel_size": 0.25, "origin": [-0.125, -0.125, -0.125]}],' \
+    " \"nodes\": [{\"name\": \"src\", \"type\": \"org.plume.smoke.source\", \"params\": {\"shape\": \"vdb\", \"file\": \"$tmp/fogbg.vdb\", \"grid\": \"shape\", \"density\": 1.0}}," \
+    '   {"name": "out", "type": "org.plume.vdb.export", "params": {"file": "f_####.vdb"}, "bind": {"temperature": null, "vel": null}}],' \
+    ' "substep": ["src"], "frame": ["out"]}' >"$tmp/fogbg.json"
+  if "$plume" cook "$tmp/fogbg.json" --out "$tmp/fogbg" --no-checkpoint --quiet 2>"$tmp/err"; then
+    /usr/bin/python3 - "$tmp/fogbg/f_0001.vdb" <<'PY' || fail "a fog shape with background 0.5"
+import sys, pyopenvdb as vdb
+d = vdb.read(sys.argv[1], "density")
+got = {it.min: round(it.value, 5) for it in d.citerOnValues() if it.count == 1 and it.value != 0}
+want = {p: round(0.2 * (i + 1), 5) for i, p in enumerate([(0, 0, 0), (3, 1, 2), (9, 9, 9), (-5, 2, 7), (12, -3, 1)])}
+if got != want:
+    print("density at %d voxels, want 5: %s" % (len(got), sorted(got.items())[:8]))
+    sys.exit(1)
+PY
+  else
+    fail "a fog shape with background 0.5: $(cat "$tmp/err")"
+  fi
+fi
+
 # A cell-centred vel grid (pyopenvdb's default class) imported into a velocity: copied as it is,
 # with one warning for the whole cook (two frames); a staggered one imports without a word.
 if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
