@@ -114,6 +114,18 @@ plume_status vdb_grid_to_field(pl_context *ctx, eng_context *eng, const plm_vdb_
                            what, whose, s[0] - nearbyint(s[0]), s[1] - nearbyint(s[1]), s[2] - nearbyint(s[2]),
                            scratch ? "scene's fields'" : "field's", fit[0], fit[1], fit[2]);
     }
+    /* Every voxel read is written: the leaves, tiles voxel by voxel, and a level set's inside
+     * (below). Past the whole budget the import would fill memory for minutes before failing
+     * (a 22 KB level set with a 1024^3 inside is 4 GB of voxels). */
+    int ls_all = gi.grid_class == PLM_VDB_CLASS_LEVEL_SET && comps == 1;
+    uint64_t leaves = gi.leaf_count + (ls_all ? gi.inactive_leaf_count : 0);
+    uint64_t bytes = leaves * 512u * (uint64_t)comps * 4u, budget = eng_memory_budget(eng);
+    if (leaves > (UINT64_MAX >> 16) || (budget && bytes > budget))
+        return pl_fail(ctx, PLUME_ERR_MEMORY_BUDGET,
+                       "%s: its %llu blocks of 8^3 voxels (tiles counted voxel by voxel%s) need %.3g GB, "
+                       "more than the memory budget of %.3g GB",
+                       what, (unsigned long long)leaves, ls_all ? ", and the level set's inside" : "",
+                       (double)bytes / 1e9, (double)budget / 1e9);
     if (merge == VDB_MERGE_REPLACE) {
         static const float zero[3] = {0, 0, 0};
         eng_field_clear(eng, f);

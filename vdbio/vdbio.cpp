@@ -346,12 +346,17 @@ template <class GridT> void index_tree(const GridT &grid, plm_vdb_grid &g)
                  uint64_t(t.leaves_per_axis);
         list.push_back(t);
     };
-    // Root-level inactive tiles are not visited: they are the background by construction in
-    // the files we know of, and a root tile covers 4096^3 voxels.
+    // Inactive tiles that hold something other than the background count too, at the root
+    // level as below it: a level set's inside can be one 4096^3 tile (a collider read without
+    // it was hollow). Its 2^27 leaves are listed, not made; a reader that voxelizes them is
+    // stopped by its memory budget with the count in hand.
     const typename GridT::ValueType bg = grid.background();
     const RootT &root = grid.tree().root();
     for (auto it = root.cbeginValueOn(); it; ++it)
         add_tile(g.tiles, next, it.getCoord(), UpperT::DIM, *it);
+    for (auto it = root.cbeginValueOff(); it; ++it)
+        if (*it != bg)
+            add_tile(g.off_tiles, off_next, it.getCoord(), UpperT::DIM, *it);
     for (auto up = root.cbeginChildOn(); up; ++up) {
         for (auto it = up->cbeginValueOn(); it; ++it)
             add_tile(g.tiles, next, it.getCoord(), LowerT::DIM, *it);

@@ -346,6 +346,29 @@ PY
   fi
 fi
 
+# A level set whose inside is one root-level tile (4096^3 voxels, inactive, -background): the
+# inside counts, so the import is refused for its size, naming the file, instead of making a
+# hollow collider with no error; a render of it likewise, at once.
+if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
+  /usr/bin/python3 - "$tmp" <<'PY' || fail "pyopenvdb could not write the root-tile level set"
+import sys, pyopenvdb as vdb
+g = vdb.FloatGrid(0.3); g.name = "collider"; g.gridClass = vdb.GridClass.LEVEL_SET
+g.transform = vdb.createLinearTransform(voxelSize=0.1)
+g.fill((0, 0, 0), (4095, 4095, 4095), -0.3, False)
+g.getAccessor().setValueOn((-1, 0, 0), 0.05)
+vdb.write(sys.argv[1] + "/lsroot.vdb", grids=[g])
+PY
+  printf '%s\n' '{"plume_scene": 1, "name": "lsroot", "frames": {"start": 1, "end": 1},' \
+    ' "fields": [{"name": "density", "voxel_size": 0.1, "origin": [-0.05, -0.05, -0.05]}],' \
+    " \"nodes\": [{\"name\": \"imp\", \"type\": \"org.plume.vdb.import\", \"params\": {\"file\": \"$tmp/lsroot.vdb\", \"grid\": \"collider\"}, \"bind\": {\"target\": \"density\"}}]," \
+    ' "substep": ["imp"]}' >"$tmp/lsroot.json"
+  "$plume" cook "$tmp/lsroot.json" --out "$tmp/lsroot" --no-checkpoint --quiet 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -qF "lsroot.vdb: grid 'collider': its 134217729 blocks of 8^3 voxels (tiles counted voxel by voxel, and the level set's inside)" "$tmp/err" \
+    || fail "a level set with a root-tile inside: exit $rc: $(cat "$tmp/err")"
+  timeout 60 "$plume" render "$tmp/lsroot.vdb" -o "$tmp/lsroot.png" 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -qF "more than the memory budget" "$tmp/err" || fail "render of a level set with a root-tile inside: exit $rc: $(cat "$tmp/err")"
+fi
+
 # A cell-centred vel grid (pyopenvdb's default class) imported into a velocity: copied as it is,
 # with one warning for the whole cook (two frames); a staggered one imports without a word.
 if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
