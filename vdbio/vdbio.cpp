@@ -602,6 +602,18 @@ void open_file(const char *path, plm_vdb_file &file)
               format("%s: not a VDB file (%s)", path,
                      is.gcount() < 8 ? "shorter than the 8-byte header"
                                      : "no VDB magic number at offset 0"));
+    // The format version follows (uint32 at offset 8). OpenVDB reads a newer one with a
+    // warning printed on stdout (where `plume vdb info --json` writes) and then guesses at a
+    // layout it does not know: refused here, as vdbio.h says.
+    unsigned char ver[4] = {0};
+    is.read(reinterpret_cast<char *>(ver), 4);
+    uint32_t version = uint32_t(ver[0]) | uint32_t(ver[1]) << 8 | uint32_t(ver[2]) << 16 |
+                       uint32_t(ver[3]) << 24;
+    if (is.gcount() == 4 && version > openvdb::OPENVDB_FILE_VERSION)
+        raise(PLM_VDB_ERR_CORRUPT,
+              format("%s: VDB file format %u, newer than this OpenVDB reads (up to %u): written "
+                     "by a newer OpenVDB, or damaged",
+                     path, unsigned(version), unsigned(openvdb::OPENVDB_FILE_VERSION)));
     is.clear();
     is.seekg(0);
     // Every short read throws, so a truncated file cannot yield a silently partial grid.

@@ -42,6 +42,12 @@ assert m["plume_frame"]["value"] == "2", m' || fail "convert lost plume_frame: $
 "$plume" vdb info "$tmp/none.vdb" 2>"$tmp/err"; [ $? = 1 ] && grep -q "none.vdb" "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
 echo "not a vdb" >"$tmp/bad.vdb"
 "$plume" vdb info "$tmp/bad.vdb" 2>"$tmp/err"; [ $? = 1 ] && grep -qi "not a VDB" "$tmp/err" || fail "non-VDB: $(cat "$tmp/err")"
+# A file format newer than OpenVDB 10's (224; byte 8 set to 250): refused, and nothing on stdout
+# (OpenVDB read it anyway and printed its warning there, before the JSON)
+cp "$tmp/default/smoke_0001.vdb" "$tmp/v250.vdb" && printf '\372' | dd of="$tmp/v250.vdb" bs=1 seek=8 conv=notrunc 2>/dev/null
+"$plume" vdb info "$tmp/v250.vdb" --json >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -qF "VDB file format 250, newer than this OpenVDB reads (up to 224)" "$tmp/err" \
+  || fail "a newer file format: exit $rc: $(cat "$tmp/out" "$tmp/err")"
 "$plume" vdb convert "$tmp/none.vdb" 2>/dev/null; [ $? = 2 ] || fail "convert with one path is a usage error"
 
 if [ -d "$data/vdb" ]; then
