@@ -59,6 +59,42 @@ static int first_signal_set;       /* atomic: first_signal is written */
  * that had started to cancel died of the copy (status 130). */
 #define SIGNAL_ECHO_S 0.25
 
+/* A cook asked to stop that reaches no safe point in grace_s seconds (a kernel whose loop never
+ * ends: work already running finishes first) stops anyway, as a second signal would stop it: a
+ * farm or timeout(1) sends one SIGTERM and may not follow it with SIGKILL. Complete frames and
+ * the last checkpoint are whole (written to temporary names and renamed). 30 s, or
+ * PLUME_CANCEL_GRACE_S (the tests). The messages are made before any signal can come. */
+static unsigned grace_s = 30;
+static char msg_grace[200], msg_int[200], msg_term[200];
+
+static void set_grace(void)
+{
+    const char *e = getenv("PLUME_CANCEL_GRACE_S");
+    char *end;
+    unsigned long v = e ? strtoul(e, &end, 10) : 0;
+    if (e && *e && !*end && v >= 1 && v <= 3600)
+        grace_s = (unsigned)v;
+    snprintf(msg_grace, sizeof msg_grace,
+             "\nplume: no safe point reached in %u s (a kernel that does not end?): stopping now; the "
+             "complete frames are kept\n", grace_s);
+    snprintf(msg_int, sizeof msg_int,
+             "\nplume: cancelling at the next safe point (Ctrl-C again to kill; stopping anyway in %u s)\n",
+             grace_s);
+    snprintf(msg_term, sizeof msg_term,
+             "\nplume: terminated: cancelling at the next safe point (stopping anyway in %u s)\n", grace_s);
+}
+
+static void on_grace_over(int alarm_sig)
+{
+    (void)alarm_sig;
+    ssize_t w = write(2, msg_grace, strlen(msg_grace));
+    (void)w;
+    int sig = interrupted ? (int)interrupted : SIGTERM;
+    signal(sig, SIG_DFL);
+    raise(sig); /* the exit status a shell reports for the signal */
+    _exit(128 + sig);
+}
+
 /* 1 while the terminal's cursor is at the end of a progress line (no newline yet): what else is
  * printed first ends it, so that it is kept, and nothing else starts with a blank line (a log
  * file or --quiet has no progress line). */
@@ -95,13 +131,13 @@ static void on_sigint(int sig)
     first_signal = now;
     __atomic_store_n(&first_signal_set, 1, __ATOMIC_RELEASE);
     interrupted = sig; /* the exit status will be 128 + sig, as a shell reports the signal */
+    signal(SIGALRM, on_grace_over);
+    alarm(grace_s);
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
-    static const char msg_int[] = "\nplume: cancelling at the next safe point (Ctrl-C again to kill)\n";
-    static const char msg_term[] = "\nplume: terminated: cancelling at the next safe point\n";
     int skip = !progress_open; /* the leading newline ends a progress line, if one is open */
     progress_open = 0;
-    ssize_t w = sig == SIGINT ? write(2, msg_int + skip, sizeof msg_int - 1 - (size_t)skip)
-                              : write(2, msg_term + skip, sizeof msg_term - 1 - (size_t)skip);
+    const char *msg = (sig == SIGINT ? msg_int : msg_term) + skip;
+    ssize_t w = write(2, msg, strlen(msg));
     (void)w;
     errno = saved;
 }
@@ -790,6 +826,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     if (ci.device_note && ci.device_note[0] && !quiet)
         fprintf(stderr, "plume: %s\n", ci.device_note);
 
+    set_grace();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;

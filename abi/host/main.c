@@ -29,7 +29,8 @@ static const char usage_text[] =
     "  --help, --version\n"
     "\n"
     "exit status: 0 success, 1 the work failed, 2 bad usage, 128 + the signal when a cook was\n"
-    "cancelled by one (130 SIGINT, 143 SIGTERM, 129 SIGHUP)\n";
+    "cancelled by one (130 SIGINT, 143 SIGTERM, 129 SIGHUP; stopped 30 s after the signal when\n"
+    "no safe point comes, PLUME_CANCEL_GRACE_S seconds when set)\n";
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {

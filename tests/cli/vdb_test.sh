@@ -413,5 +413,31 @@ n=$(ls "$tmp/slow" | grep -c '\.vdb$'); left=$(ls "$tmp/slow" | grep -v '\.vdb$'
 [ "$left" = 0 ] || fail "Ctrl-C left partial files: $(ls "$tmp/slow")"
 for f in "$tmp"/slow/*.vdb; do "$plume" vdb info "$f" >/dev/null 2>&1 || fail "Ctrl-C left an unreadable $f"; done
 
+# One SIGTERM while a kernel never ends (work already running finishes first, so no safe point
+# comes): the cook stops anyway after its grace period (PLUME_CANCEL_GRACE_S; 30 s by default)
+# with the status a shell reports for the signal, 143, saying why, frame 1 whole. It ran on for
+# minutes: a farm that sends one SIGTERM waited for ever.
+cat >"$tmp/spin.json" <<'EOF'
+{"plume_scene": 1, "name": "spin", "frames": {"start": 1, "end": 3},
+ "fields": [{"name": "density", "voxel_size": 0.1}],
+ "nodes": [{"name": "seed", "type": "org.plume.kernel", "params": {"code": "kernel seed(field<f32> density) { for (P in ivec3(0) .. ivec3(8)) { density[P] = 1.0; } }"}},
+           {"name": "spin", "type": "org.plume.kernel", "params": {"code": "kernel spin(field<f32> density, i32 frame) { for (I in density) { while (frame >= 2) { density[I] += 1.0; } } }"}},
+           {"name": "out", "type": "org.plume.vdb.export", "params": {"file": "s_####.vdb"}}],
+ "init": ["seed"], "substep": ["spin"], "frame": ["out"]}
+EOF
+PLUME_CANCEL_GRACE_S=2 "$plume" cook "$tmp/spin.json" --out "$tmp/spin" --no-checkpoint --quiet 2>"$tmp/err" &
+pid=$!
+for i in $(seq 1 300); do [ -e "$tmp/spin/s_0001.vdb" ] && break; sleep 0.1; done
+sleep 0.5
+t0=$(date +%s)
+kill -TERM $pid
+( sleep 20; kill -KILL $pid 2>/dev/null ) & guard=$!  # a regression fails here, not at ctest's timeout
+wait $pid; rc=$?
+kill $guard 2>/dev/null; wait $guard 2>/dev/null
+took=$(( $(date +%s) - t0 ))
+[ $rc = 143 ] && [ $took -le 15 ] && grep -qF "no safe point reached in 2 s (a kernel that does not end?)" "$tmp/err" \
+  || fail "one SIGTERM with a kernel that never ends: exit $rc after $took s: $(cat "$tmp/err")"
+"$plume" vdb info "$tmp/spin/s_0001.vdb" >/dev/null 2>&1 || fail "the stopped cook's frame 1 is not whole"
+
 [ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all vdb/render/cancel checks passed"
