@@ -142,6 +142,41 @@ static void on_sigint(int sig)
     errno = saved;
 }
 
+/* 1 when a frame file the scene's outputs name for frames a..b is missing or damaged (shorter
+ * than a VDB header, or without its magic number: a full read of every frame would take as long
+ * as writing them), with the first few listed in out: a resumed bake with holes in its sequence
+ * would otherwise end with status 0. */
+static int frames_missing(const scene *sc, int64_t a, int64_t b, char *out, size_t n)
+{
+    int bad = 0;
+    size_t k = 0;
+    out[0] = 0;
+    for (int64_t f = a; f <= b; f++)
+        for (uint32_t o = 0; o < sc->noutputs; o++) {
+            char path[4200];
+            outdir_frame_path(sc->outputs[o], f, path, sizeof path);
+            static const unsigned char magic[8] = {0x20, 0x42, 0x44, 0x56, 0, 0, 0, 0};
+            unsigned char head[8] = {0};
+            const char *why = NULL;
+            FILE *fp = fopen(path, "rb");
+            if (!fp)
+                why = errno == ENOENT ? "missing" : strerror(errno);
+            else if (fread(head, 1, 8, fp) != 8 || memcmp(head, magic, 8) != 0)
+                why = "damaged: no VDB header";
+            if (fp)
+                fclose(fp);
+            if (!why)
+                continue;
+            if (++bad <= 4 && k < n) {
+                int w = snprintf(out + k, n - k, "%s%s (%s)", bad > 1 ? ", " : "", path, why);
+                k += w > 0 ? (size_t)w : 0;
+            }
+        }
+    if (bad > 4 && k < n)
+        snprintf(out + k, n - k, " and %d more", bad - 4);
+    return bad > 0;
+}
+
 static int32_t is_cancelled(void *user)
 {
     (void)user;
@@ -816,6 +851,13 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         }
         if (ck->load(ctx, ckpt_path, key, &cf) != PLUME_OK) {
             FAIL("--resume: %s", api->last_error(ctx));
+            goto stats;
+        }
+        char gaps[1024];
+        if (frames_missing(&sc, sc.frame_start, cf, gaps, sizeof gaps)) {
+            FAIL("--resume: the bake's frames before the checkpoint (%lld-%lld) are not all there: %s; "
+                 "cook again without --resume to make them",
+                 (long long)sc.frame_start, (long long)cf, gaps);
             goto stats;
         }
         first = cf + 1;

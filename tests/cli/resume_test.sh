@@ -14,7 +14,8 @@
 #    and is cooked again by --resume, with the files written while the next frame cooks and
 #    with --sync-writes;
 #  - Ctrl-C (SIGINT) during a long cook leaves a checkpoint of the last complete frame, whose
-#    frame file exists, no temporary file behind, and --resume continues after it.
+#    frame file exists, no temporary file behind, and --resume continues after it;
+#  - --resume over a bake whose earlier frame files are missing or cut short is refused.
 set -u
 plume=$1; scenes=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -49,6 +50,16 @@ grep -q "resuming from frame 3 (checkpoint of frame 2" "$tmp/err" || fail "resum
 grep -q "frames 3-3" "$tmp/err" || fail "resume did not cook frame 3 alone: $(cat "$tmp/err")"
 cmp -s "$tmp/ref/r_0003.vdb" "$tmp/res/r_0003.vdb" || fail "frame 3 after resume differs from the uninterrupted cook"
 cmp -s "$tmp/ref/$ckpt" "$tmp/res/$ckpt" || fail "the checkpoints of frame 3 differ (resumed vs uninterrupted)"
+
+# --resume with a hole in the bake's frames before the checkpoint (a frame deleted, one cut to
+# a few bytes): refused with exit status 1 naming the files; it resumed and ended with status
+# 0, a sequence with holes for whoever reads it.
+rm -rf "$tmp/gap"; cp -r "$tmp/res" "$tmp/gap"
+rm "$tmp/gap/r_0001.vdb"; head -c 5 "$tmp/res/r_0002.vdb" >"$tmp/gap/r_0002.vdb"
+"$plume" cook "$scene" --out "$tmp/gap" --threads 2 --deterministic --frames 1-4 --resume --quiet 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -qF "the bake's frames before the checkpoint (1-3) are not all there: $tmp/gap/r_0001.vdb (missing), $tmp/gap/r_0002.vdb (damaged: no VDB header); cook again without --resume" "$tmp/err" \
+  || fail "resume over missing frames: exit $rc: $(cat "$tmp/err")"
+[ ! -e "$tmp/gap/r_0004.vdb" ] || fail "a refused resume wrote frame 4"
 
 # A frame file that cannot be written (a folder in its place): its frame's checkpoint is not
 # written, the cook stops with exit status 1 naming the file, no later frame is left behind
