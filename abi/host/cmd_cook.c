@@ -484,8 +484,9 @@ static void appended_stats_json(json_t *o, const plume_stats *s)
 static void bake_key(char *out, size_t n, const scene *sc, const plume_plugin *api,
                      const plume_context_options *o, int deterministic)
 {
-    snprintf(out, n, "plume-bake/1 scene=%016llx plugin=%s mode=%s disabled=%u flush=%u deterministic=%d start=%lld",
-             (unsigned long long)sc->content_hash, api->version,
+    snprintf(out, n, "plume-bake/2 scene=%016llx code=%016llx plugin=%s mode=%s disabled=%u flush=%u "
+             "deterministic=%d start=%lld",
+             (unsigned long long)sc->content_hash, (unsigned long long)sc->kernels_hash, api->version,
              o->mode == PLUME_MODE_EAGER ? "eager" : "optimized", o->disabled_passes, o->flush_every,
              deterministic, (long long)sc->frame_start);
 }
@@ -830,6 +831,13 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         char *ckey = NULL;
         if (ck->info(ctx, ckpt_path, &cf, &ckey) != PLUME_OK) {
             FAIL("--resume: %s; delete it or cook without --resume to start over", api->last_error(ctx));
+            goto stats;
+        }
+        if (strcmp(ckey, key) && strncmp(ckey, key, strcspn(key, " ") + 1)) {
+            /* another key format: items cannot be compared */
+            FAIL("--resume: checkpoint %s (frame %lld) was written by another version of plume (%.*s); cook "
+                 "without --resume to start over", ckpt_path, (long long)cf, (int)strcspn(ckey, " "), ckey);
+            api->free_string(ckey);
             goto stats;
         }
         if (strcmp(ckey, key)) {

@@ -96,20 +96,6 @@ static void hash_bytes(uint64_t *h, const void *p, size_t n)
     }
 }
 
-/* Hashes a whole file into *h; -1 when it cannot be read. */
-static int hash_file(uint64_t *h, const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    unsigned char buf[65536];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0)
-        hash_bytes(h, buf, k);
-    int bad = ferror(f);
-    fclose(f);
-    return bad ? -1 : 0;
-}
 
 /* Scene and kernel files are text a person wrote: past this, a path such as /dev/zero or a
  * FIFO that never ends is refused rather than read until memory runs out. */
@@ -151,13 +137,25 @@ int scene_load(scene *sc, const char *path, char *err, size_t n)
         return -1;
     }
     sc->json = root;
-    sc->content_hash = 0xcbf29ce484222325ull;
-    if (hash_file(&sc->content_hash, path) != 0) {
-        snprintf(err, n, "%s: cannot read the file again to identify it", path);
-        return -1;
-    }
     if (!json_is_object(root))
         return fail(sc, err, n, "$", "a scene must be a JSON object, not %s", kind(root));
+    /* What the scene says, not how it is written: keys sorted, no spaces, no description, so
+     * that re-indenting it or editing its description does not stop a --resume. */
+    sc->content_hash = 0xcbf29ce484222325ull;
+    sc->kernels_hash = 0xcbf29ce484222325ull;
+    json_t *meaning = json_deep_copy(root);
+    char *canon = NULL;
+    if (meaning) {
+        json_object_del(meaning, "description");
+        canon = json_dumps(meaning, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+        json_decref(meaning);
+    }
+    if (!canon) {
+        snprintf(err, n, "%s: out of memory", path);
+        return -1;
+    }
+    hash_bytes(&sc->content_hash, canon, strlen(canon));
+    free(canon);
     static const char *const top_keys[] = {"plume_scene", "name", "description", "frames", "substeps",
                                            "deterministic", "fields", "nodes", "init", "substep", "frame",
                                            NULL};
@@ -481,7 +479,7 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
                 free(text);
                 return fail(sc, err, n, jp, "kernel file %s is empty", full);
             }
-            hash_bytes(&sc->content_hash, text, strlen(text));
+            hash_bytes(&sc->kernels_hash, text, strlen(text));
             /* Compile errors then cite the file (file:line:col), not the node. */
             if (find_param(nd, "source_name"))
                 api->node_set_string(node, "source_name", full);

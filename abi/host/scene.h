@@ -26,9 +26,10 @@ typedef struct scene {
     int velocity_type;   /* that field's PLUME_VALUE_* + 1 once declared (0: no such field) */
     double voxel_size;   /* the substep velocity field's voxel size (the CFL's), 0 without one */
     int deterministic;   /* "deterministic": true */
-    /* FNV-1a 64 of the scene file's bytes and of every kernel file it names, in the order read
-     * (after scene_instantiate): what identifies the scene for resuming a bake. */
-    uint64_t content_hash;
+    /* What identifies the scene for resuming a bake, FNV-1a 64: content_hash of its JSON as
+     * parsed (keys sorted, compact, without "description"), kernels_hash of every kernel file
+     * it names, in the order read (after scene_instantiate). */
+    uint64_t content_hash, kernels_hash;
     void *json;          /* json_t*, owned */
     plume_node **nodes;  /* all nodes, owned by the context */
     uint32_t nnodes;

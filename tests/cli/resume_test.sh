@@ -112,6 +112,31 @@ mkdir -p "$tmp/k" && cp "$tmp/other.vdb" "$tmp/k/$ckpt"
 [ "$rc" = 1 ] && grep -q "is of another bake: scene differs" "$tmp/err" \
   || fail "another scene's checkpoint: exit $rc: $(cat "$tmp/err")"
 [ ! -e "$tmp/k/k_0001.vdb" ] || fail "a refused resume cooked frames"
+# The bake's key is what the scene says, not how it is written: re-indented, keys reordered and a
+# new description, it resumes (it was refused as "scene differs"); a kernel file's change is
+# named apart ("code differs"), a change of a value is "scene differs".
+/usr/bin/python3 - "$scene" "$tmp/kf" <<'PY' || fail "could not write the rewritten scenes"
+import json, os, sys
+s = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+os.makedirs(out, exist_ok=True)
+s["description"] = "the same bake, written again"
+json.dump(dict(reversed(list(s.items()))), open(out + "/pretty.json", "w"), indent=7)
+# the first kernel node's code moved to a file
+for n in s["nodes"]:
+    if n["type"] == "org.plume.kernel" and isinstance(n["params"]["code"], str):
+        open(out + "/k.pk", "w").write(n["params"]["code"])
+        n["params"]["code"] = {"file": "k.pk"}
+        break
+json.dump(s, open(out + "/file.json", "w"))
+PY
+"$plume" cook "$scene" --out "$tmp/kf/o" --deterministic --frames 1-1 --quiet 2>"$tmp/err" || fail "key scene: $(cat "$tmp/err")"
+"$plume" cook "$tmp/kf/pretty.json" --out "$tmp/kf/o" --deterministic --frames 1-2 --resume --quiet 2>"$tmp/err" \
+  || fail "a re-indented scene with another description does not resume: $(cat "$tmp/err")"
+"$plume" cook "$tmp/kf/file.json" --out "$tmp/kf/f" --deterministic --frames 1-1 --quiet 2>"$tmp/err" || fail "key scene with a kernel file: $(cat "$tmp/err")"
+echo "// a comment" >>"$tmp/kf/k.pk"
+"$plume" cook "$tmp/kf/file.json" --out "$tmp/kf/f" --deterministic --frames 1-2 --resume 2>"$tmp/err"; rc=$?
+[ "$rc" = 1 ] && grep -q "is of another bake: code differs;" "$tmp/err" || fail "a changed kernel file: exit $rc: $(cat "$tmp/err")"
 # a truncated checkpoint: a clear error, no crash
 head -c 100000 "$tmp/other.vdb" >"$tmp/res/$ckpt"
 "$plume" cook "$scene" --out "$tmp/res" --deterministic --frames 1-4 --resume 2>"$tmp/err"; rc=$?
