@@ -357,9 +357,16 @@ static double active_voxels(const plume_plugin *api, plume_context *ctx, const s
     return total;
 }
 
+/* Frames whose CFL condition asked for more substeps than substeps.max (the first one is
+ * warned about at once, the rest counted for the end), and a velocity that is not finite. */
+static int64_t cfl_capped, cfl_worst_frame;
+static double cfl_worst;
+static int velocity_blown;
+
 /* Substeps for this frame from the CFL condition: the fastest voxel may cross at most `cfl`
- * voxels per substep. */
-static uint32_t substeps_for(const plume_plugin *api, plume_context *ctx, const scene *sc, int *err)
+ * voxels per substep. Past substeps.max the frame runs at the max, unstable: said. */
+static uint32_t substeps_for(const plume_plugin *api, plume_context *ctx, const scene *sc, int64_t frame,
+                             int *err)
 {
     *err = 0;
     if (sc->cfl <= 0 || !sc->velocity)
@@ -369,9 +376,29 @@ static uint32_t substeps_for(const plume_plugin *api, plume_context *ctx, const 
         *err = 1;
         return 0;
     }
+    if (!isfinite(vmax) && !velocity_blown) {
+        velocity_blown = 1;
+        end_progress_line();
+        fprintf(stderr, "plume: warning: frame %lld: field '%s' holds %s velocities: the simulation has blown "
+                "up (lower substeps.cfl, raise substeps.max, or calm the forces)\n", (long long)frame,
+                sc->velocity, isnan(vmax) ? "NaN" : "infinite");
+    }
     double n = ceil(vmax / sc->fps / (sc->cfl * sc->voxel_size));
     if (!(n >= sc->substeps_min))
         n = sc->substeps_min;
+    if (n > sc->substeps_max && isfinite(n)) {
+        if (cfl_capped++ == 0) {
+            end_progress_line();
+            fprintf(stderr, "plume: warning: frame %lld: the velocity (up to %.4g) asks for %.0f substeps at "
+                    "cfl %g, more than substeps.max %u: its fastest voxels cross %.3g voxels a substep and "
+                    "the result may be unstable; raise substeps.max\n", (long long)frame, vmax, n, sc->cfl,
+                    sc->substeps_max, vmax / sc->fps / sc->substeps_max / sc->voxel_size);
+        }
+        if (n > cfl_worst) {
+            cfl_worst = n;
+            cfl_worst_frame = frame;
+        }
+    }
     if (n > sc->substeps_max)
         n = sc->substeps_max;
     return (uint32_t)n;
@@ -912,7 +939,7 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     for (int64_t f = first; st == PLUME_OK && f <= sc.frame_end; f++) {
         double t0 = now_s();
         int serr;
-        uint32_t nsub = sc.substep.count ? substeps_for(api, ctx, &sc, &serr) : 1;
+        uint32_t nsub = sc.substep.count ? substeps_for(api, ctx, &sc, f, &serr) : 1;
         if (sc.substep.count && serr) { /* the velocity's statistic ran the queued work: its error */
             st = interrupted ? PLUME_ERR_CANCELLED : PLUME_ERR_INTERNAL;
             snprintf(failure, sizeof failure, "%s: frame %lld: %s", sc.path, (long long)f, api->last_error(ctx));
@@ -1066,6 +1093,11 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             fprintf(stderr, "plume: warning: %d checkpoint%s could not be written; this run left none in %s\n",
                     ckpt_failures, ckpt_failures == 1 ? "" : "s", out_dir);
     }
+    if (cfl_capped > 1)
+        /* said again at the end, where a farm log is read */
+        fprintf(stderr, "plume: warning: %lld frames ran at substeps.max %u, fewer substeps than the CFL "
+                "condition asked for (up to %.0f, frame %lld): raise substeps.max\n", (long long)cfl_capped,
+                sc.substeps_max, cfl_worst, (long long)cfl_worst_frame);
     if (!quiet)
         fprintf(stderr, "plume: cooked %lld frames in %.2f s; output in %s/ (%d files)\n",
                 (long long)nframes, now_s() - t_start, out_dir, outdir_count_files(out_dir));

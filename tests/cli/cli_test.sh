@@ -391,5 +391,19 @@ cat >"$tmp/devzero.json" <<'EOF'
 EOF
 expect 1 "\$.nodes[0].params.code: kernel file /dev/zero holds more than 64 MiB" -- timeout 60 "$plume" cook "$tmp/devzero.json" --out "$tmp/devzero"
 
+# Frames whose CFL condition asks for more substeps than substeps.max run at the max and say so:
+# at once for the first, and at the end for the count (a fierce lift: 1e5; it ran on silently).
+python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+for n in s["nodes"]:
+    if n["type"] == "org.plume.smoke.forces":
+        n.setdefault("params", {})["temperature_lift"] = 1e5
+json.dump(s, open(sys.argv[2], "w"))' "$bad/smoke_small.json" "$tmp/hot.json"
+expect 0 "asks for" -- "$plume" cook "$tmp/hot.json" --frames 1-4 --out "$tmp/hot" --no-checkpoint --quiet
+grep -qE "frame 2: the velocity \(up to [0-9.e+]+\) asks for [0-9]+ substeps at cfl 2, more than substeps.max 4" "$tmp/err" \
+  && grep -qE "plume: warning: 3 frames ran at substeps.max 4, fewer substeps than the CFL condition asked for" "$tmp/err" \
+  || { echo "FAIL: no CFL warning: $(cat "$tmp/err")"; fails=$((fails+1)); }
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"
