@@ -351,9 +351,17 @@ plume_status pl_node_set_string(plume_node *handle, const char *param, const cha
         int found = 0;
         for (uint32_t k = 0; k < p->enum_count; k++)
             found |= !strcmp(p->enum_items[k], v);
-        if (!found)
-            return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE, "node '%s': '%s' is not a choice of '%s'",
-                           n->name, v, param);
+        if (!found) {
+            char list[512];
+            size_t k = 0;
+            list[0] = 0;
+            for (uint32_t c = 0; c < p->enum_count && k < sizeof list; c++) {
+                int w = snprintf(list + k, sizeof list - k, "%s%s", c ? ", " : "", p->enum_items[c]);
+                k += w > 0 ? (size_t)w : 0;
+            }
+            return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE, "node '%s': '%s' is not a choice of '%s' (%s)",
+                           n->name, v, param, list);
+        }
     }
     char *copy = strdup(v);
     if (!copy)

@@ -670,7 +670,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             }
         } else if (!strcmp(a, "--disable")) {
             if (parse_disable(argv[++i], &o.disabled_passes)) {
-                cli_error("cook", "--disable takes a list of listgen, demote, fusion, dse");
+                cli_error("cook", "--disable takes a comma-separated list of listgen, demote, fusion, dse, not '%s'",
+                          argv[i]);
                 return EXIT_USAGE;
             }
         } else if (a[0] == '-') {

@@ -236,6 +236,10 @@ sed 's/"vel": "vel"/"vel": "density"/' "$bad/smoke_small.json" >"$tmp/kind.json"
 expect 1 "kind.json: \$.nodes[5].bind.vel: port 'vel' needs a vec3 field but 'density' is a f32 field" -- "$plume" cook "$tmp/kind.json" --out "$tmp/kind"
 [ ! -e "$tmp/kind" ] || { echo "FAIL: a refused scene left the folder $tmp/kind"; fails=$((fails+1)); }
 expect 1 "wrong_param.json: \$.nodes[0].params.radius: 'radius' must be a number, not a string" -- "$plume" cook "$bad/wrong_param.json" --out "$tmp/o4"
+# an enum's wrong value lists the choices; --disable names what it did not take
+sed 's/"params": {"radius": "large"}/"params": {"mode": "multiply"}/' "$bad/wrong_param.json" >"$tmp/enum.json"
+expect 1 "\$.nodes[0].params.mode: node 'emit': 'multiply' is not a choice of 'mode' (max, set, add)" -- "$plume" cook "$tmp/enum.json" --out "$tmp/o4e"
+expect 2 "--disable takes a comma-separated list of listgen, demote, fusion, dse, not 'fusion,foo'" -- "$plume" cook "$bad/tiny.json" --disable fusion,foo
 expect 1 "no_fields.json: \$.fields: a scene needs an array of fields" -- "$plume" cook "$bad/no_fields.json" --out "$tmp/o5"
 expect 1 "\$.substep[1]: no node named 'emitter'" -- "$plume" cook "$bad/unknown_stage_node.json" --out "$tmp/o6"
 expect 1 "\$.fields[0]: unknown key 'voxel_sise'" -- "$plume" cook "$bad/typo_key.json" --out "$tmp/o7"
