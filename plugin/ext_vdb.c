@@ -275,7 +275,7 @@ static plume_status render_vdb(plume_context *handle, const char *vdb_path, cons
             pl_log(ctx, PLUME_LOG_WARNING, "%s: grid '%s' has no active voxels; %s shows the background alone",
                    vdb_path, gi.name, png);
         if (pl_render_field(f, gi.grid_class == PLM_VDB_CLASS_LEVEL_SET, w, h, png, err, sizeof err) != 0)
-            st = pl_fail(ctx, PLUME_ERR_IO, "render %s: %s", vdb_path, err);
+            st = pl_fail(ctx, PLUME_ERR_IO, "%s: %s", vdb_path, err);
     }
     eng_destroy(eng);
     plm_vdb_close(file);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,6 +93,20 @@ static int build_grid(eng_field *f, int level_set, grid *g, char *err, size_t n)
     return 0;
 }
 
+/* libpng's own handlers print to stderr, which is the host's: its message is kept for ours. */
+static void png_error_fn(png_structp png, png_const_charp msg)
+{
+    char *why = png_get_error_ptr(png);
+    if (why)
+        snprintf(why, 200, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_warning_fn(png_structp png, png_const_charp msg)
+{
+    (void)png, (void)msg;
+}
+
 static int write_png_atomic(const char *path, const uint8_t *rgb, unsigned w, unsigned h, char *err,
                             size_t n)
 {
@@ -106,13 +121,20 @@ static int write_png_atomic(const char *path, const uint8_t *rgb, unsigned w, un
         snprintf(err, n, "cannot write %s: %m", path);
         return -1;
     }
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    char why[200] = "";
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, why, png_error_fn, png_warning_fn);
     png_infop info = png ? png_create_info_struct(png) : NULL;
+    errno = 0;
     if (!png || !info || setjmp(png_jmpbuf(png))) {
+        /* libpng's writes go through fwrite: a full disk or a file-size limit sets errno */
+        int e = errno;
         png_destroy_write_struct(&png, &info);
         fclose(fp);
         unlink(tmp);
-        snprintf(err, n, "PNG encoding of %s failed", path);
+        if (e)
+            snprintf(err, n, "cannot write %s: %s", path, strerror(e));
+        else
+            snprintf(err, n, "PNG encoding of %s failed%s%s", path, why[0] ? ": " : "", why);
         return -1;
     }
     png_init_io(png, fp);

@@ -218,15 +218,21 @@ int cmd_render(int argc, char **argv, const cli_common *c)
         if (!strcmp(argv[i], "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--grid") || !strcmp(argv[i], "--size")) && i + 1 >= argc) {
+        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--grid") || !strcmp(argv[i], "--size")) &&
+                   (i + 1 >= argc || !argv[i + 1][0] || (argv[i + 1][0] == '-' && argv[i + 1][1]))) {
+            /* "--grid -o x.png" took -o as the grid's name and then x.png as a second input */
             cli_error("render", "%s needs a value", argv[i]);
             return EXIT_USAGE;
-        } else if (!strcmp(argv[i], "-o")) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--grid")) {
-            grid = argv[++i];
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--grid")) {
+            const char **slot = argv[i][1] == 'o' ? &out : &grid;
+            if (*slot) {
+                cli_error("render", "%s given twice", argv[i]);
+                return EXIT_USAGE;
+            }
+            *slot = argv[++i];
         } else if (!strcmp(argv[i], "--size")) {
-            if (sscanf(argv[++i], "%ux%u", &w, &h) != 2 || !w || !h || w > 8192 || h > 8192) {
+            char extra;
+            if (sscanf(argv[++i], "%ux%u%c", &w, &h, &extra) != 2 || !w || !h || w > 8192 || h > 8192) {
                 cli_error("render", "--size must look like 640x480, each side 1 to 8192");
                 return EXIT_USAGE;
             }

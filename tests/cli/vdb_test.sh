@@ -117,6 +117,16 @@ EOF
   "$plume" render "$src" -o "$tmp/sphere.png" 2>"$tmp/err" || fail "render: $(cat "$tmp/err")"
   [ "$(head -c 8 "$tmp/sphere.png" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "render did not write a PNG"
   "$plume" render "$src" --grid nothing -o "$tmp/x.png" 2>"$tmp/err"; [ $? = 1 ] && [ ! -e "$tmp/x.png" ] || fail "render of a missing grid"
+  # an option with no value says so ("--grid -o x.png" took -o as the grid); -o twice is refused
+  "$plume" render "$src" --grid -o "$tmp/x.png" 2>"$tmp/err"; rc=$?
+  [ $rc = 2 ] && grep -qF -- "--grid needs a value" "$tmp/err" || fail "render --grid without a value: exit $rc: $(cat "$tmp/err")"
+  "$plume" render "$src" -o "$tmp/x.png" -o "$tmp/y.png" 2>"$tmp/err"; rc=$?
+  [ $rc = 2 ] && grep -qF -- "-o given twice" "$tmp/err" || fail "render -o twice: exit $rc: $(cat "$tmp/err")"
+  # a PNG that cannot be written says why (it said "PNG encoding failed", and libpng printed
+  # its own line on the host's stderr)
+  (ulimit -f 2; "$plume" render "$src" --size 2000x2000 -o "$tmp/big.png") 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -qF "cannot write $tmp/big.png: File too large" "$tmp/err" && ! grep -q "libpng" "$tmp/err" \
+    && [ ! -e "$tmp/big.png" ] || fail "render into a file-size limit: exit $rc: $(cat "$tmp/err")"
 else
   echo "note: $data/vdb is absent; the checks against files written by other software are skipped"
 fi
