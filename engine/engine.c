@@ -319,7 +319,7 @@ const char *eng_device_name(eng_context *ctx)
     static __thread char cpu[64];
     if (ctx->cuda)
         return eng_cuda_describe(ctx->cuda);
-    snprintf(cpu, sizeof cpu, "CPU (%d threads)", ctx->threads);
+    snprintf(cpu, sizeof cpu, "CPU (%d thread%s)", ctx->threads, ctx->threads == 1 ? "" : "s");
     return cpu;
 }
 #else
@@ -332,7 +332,7 @@ void eng_set_cuda_graphs(eng_context *ctx, int on) { (void)ctx; (void)on; }
 const char *eng_device_name(eng_context *ctx)
 {
     static __thread char cpu[64];
-    snprintf(cpu, sizeof cpu, "CPU (%d threads)", ctx->threads);
+    snprintf(cpu, sizeof cpu, "CPU (%d thread%s)", ctx->threads, ctx->threads == 1 ? "" : "s");
     return cpu;
 }
 #endif

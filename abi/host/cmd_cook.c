@@ -1023,8 +1023,8 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             progress_open = 1;
         }
         else if (!quiet)
-            fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substeps\n",
-                    (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub);
+            fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substep%s\n",
+                    (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub, nsub == 1 ? "" : "s");
     }
     /* The frames' files are in place before the cook reports or stops (also when cancelled:
      * the frames cooked are complete); a failure here is the last frame's. */
@@ -1099,9 +1099,18 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
         fprintf(stderr, "plume: warning: %lld frames ran at substeps.max %u, fewer substeps than the CFL "
                 "condition asked for (up to %.0f, frame %lld): raise substeps.max\n", (long long)cfl_capped,
                 sc.substeps_max, cfl_worst, (long long)cfl_worst_frame);
-    if (!quiet)
-        fprintf(stderr, "plume: cooked %lld frames in %.2f s; output in %s/ (%d files)\n",
-                (long long)nframes, now_s() - t_start, out_dir, outdir_count_files(out_dir));
+    if (!quiet) {
+        /* the files this run wrote, not whatever else the folder holds (an earlier bake's) */
+        int nfiles = 0;
+        for (int64_t f = first; f <= sc.frame_end; f++)
+            for (uint32_t o = 0; o < sc.noutputs; o++) {
+                char path[4200];
+                outdir_frame_path(sc.outputs[o], f, path, sizeof path);
+                nfiles += access(path, F_OK) == 0;
+            }
+        fprintf(stderr, "plume: cooked %lld frame%s in %.2f s; output in %s/ (%d file%s)\n", (long long)nframes,
+                nframes == 1 ? "" : "s", now_s() - t_start, out_dir, nfiles, nfiles == 1 ? "" : "s");
+    }
     rc = 0;
 stats:
     /* Every run that got this far leaves its own statistics, also one that failed or found

@@ -48,20 +48,6 @@ int outdir_lock(const char *dir, char *why, size_t whylen)
     return fd;
 }
 
-int outdir_count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
-
 int outdir_lock_intact(int fd, const char *dir)
 {
     char path[4200];

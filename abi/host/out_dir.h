@@ -48,7 +48,5 @@ void outdir_frame_path(const char *pattern, int64_t frame, char *out, size_t n);
 int outdir_drop_recreated(const char *dir, char *const *patterns, uint32_t npatterns, int64_t first,
                           int64_t last, time_t not_before);
 
-/* Visible (not dot-) entries of the folder. */
-int outdir_count_files(const char *dir);
 
 #endif

@@ -409,5 +409,12 @@ grep -qE "frame 2: the velocity \(up to [0-9.e+]+\) asks for [0-9]+ substeps at 
   && grep -qE "plume: warning: 3 frames ran at substeps.max 4, fewer substeps than the CFL condition asked for" "$tmp/err" \
   || { echo "FAIL: no CFL warning: $(cat "$tmp/err")"; fails=$((fails+1)); }
 
+# The summary counts the files this run wrote, not an earlier bake's left in the folder, in
+# words that agree with the numbers ("cooked 1 frames ... (3 files)" before)
+expect 0 "cooked 3 frames in" -- "$plume" cook "$bad/kernel_nodes.json" --out "$tmp/count" --frames 1-3
+expect 0 "" -- "$plume" cook "$bad/kernel_nodes.json" --out "$tmp/count" --frames 1-1 --threads 1
+grep -qE "cooked 1 frame in [0-9.]+ s; output in $tmp/count/ \(1 file\)" "$tmp/err" && grep -qF "(1 thread)" "$tmp/err" \
+  || { echo "FAIL: the summary of a one-frame cook: $(cat "$tmp/err")"; fails=$((fails+1)); }
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"
