@@ -134,6 +134,15 @@ static pk_expr *cast_node(checker *k, pk_expr *e, pk_type t, bool implicit) {
  * goes under the `v`, not under the `+` or the `[` (the nodes' own places). */
 pk_loc ck_expr_start(const pk_expr *e) { return e->start.line ? e->start : e->loc; }
 
+/* A scalar stored into a vector or mat3 place (an assignment, an initializer, a return): the
+ * error says to construct the vector, as a compound assignment would have broadcast it. Not for
+ * an index, where ivec3(i) is rarely what was meant. */
+static bool fills_place(pk_type t, const char *what) {
+    return (pk_is_vector_kind(t.kind) || t.kind == PK_T_MAT3) &&
+           (!strcmp(what, "the assignment") || !strncmp(what, "the initializer of", 18) ||
+            !strcmp(what, "the return value"));
+}
+
 pk_expr *ck_coerce(checker *k, pk_expr *e, pk_type t, const char *what) {
     if (is_err(e->type) || is_err(t))
         return e;
@@ -141,8 +150,10 @@ pk_expr *ck_coerce(checker *k, pk_expr *e, pk_type t, const char *what) {
         pk_expr *r = retype_literal(k, e, t);
         if (r)
             return r;
-        pk_error(k->c, e->loc, "cannot convert %s literal to %s in %s",
-                 e->kind == PK_E_INT ? "an integer" : "a float", ck_tn(k, t), what);
+        bool splat = fills_place(t, what);
+        pk_error(k->c, e->loc, "cannot convert %s literal to %s in %s%s%s%s", e->kind == PK_E_INT ? "an integer" : "a float",
+                 ck_tn(k, t), what, splat ? ": write " : "",
+                 splat ? ck_tn(k, t) : "", splat ? "(...) around it (a scalar fills a vector only in arithmetic and op=)" : "");
         e->type = T(PK_T_ERROR);
         return e;
     }
@@ -152,6 +163,11 @@ pk_expr *ck_coerce(checker *k, pk_expr *e, pk_type t, const char *what) {
         return cast_node(k, e, t, true);
     if (explicit_ok(e->type, t))
         pk_error(k->c, ck_expr_start(e), "cannot convert %s to %s implicitly in %s; write %s(...)",
+                 ck_tn(k, e->type), ck_tn(k, t), what, ck_tn(k, t));
+    else if (fills_place(t, what) && !pk_is_vector_kind(e->type.kind) && e->type.kind != PK_T_MAT3)
+        pk_error(k->c, ck_expr_start(e),
+                 "cannot convert %s to %s in %s: write %s(...) around it (a scalar fills a vector only "
+                 "in arithmetic and op=)",
                  ck_tn(k, e->type), ck_tn(k, t), what, ck_tn(k, t));
     else
         pk_error(k->c, ck_expr_start(e), "cannot convert %s to %s in %s", ck_tn(k, e->type),

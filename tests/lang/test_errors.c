@@ -236,6 +236,14 @@ static const err_case cases[] = {
      "t.pk:2:24: error: 'total' is a 0-D field; access it as total[]\n"
      "    for (I in q) total[I] += q[I];\n"
      "                       ^\n", 0},
+    {"assign: a scalar into a vec3 field element says to construct the vector",
+     "kernel k(field<vec3> v) {\n"
+     "    for (I in v) { v[I] = 0.0; }\n"
+     "}\n",
+     "t.pk:2:27: error: cannot convert a float literal to vec3 in the assignment: write vec3(...) around "
+     "it (a scalar fills a vector only in arithmetic and op=)\n"
+     "    for (I in v) { v[I] = 0.0; }\n"
+     "                          ^\n", 0},
     {"field: 3-D field indexed with an i32",
      "kernel k(field<f32> q, i32 i) {\n"
      "    q[i] = 1.0;\n"
