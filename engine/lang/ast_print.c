@@ -3,6 +3,7 @@
  * Uses its own malloc'd buffer: the program is read-only. */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,10 @@ static const char *tn(pk_type t, char *buf) { return pk_type_name(t, buf, 48); }
  * '.' whatever the locale. */
 static void put_float(out *o, double v, int is_f32) {
     char buf[64];
+    if (isnan(v) || isinf(v)) { /* as ir.md prints them, whatever the C library's sign of a NaN */
+        puts_(o, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
     if (is_f32) /* the value the program holds (16777217 is 16777216, 1e-50 is 0), not the text */
         v = (double)(float)v;
     for (int p = 1; p <= 17; p++) {

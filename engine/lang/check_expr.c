@@ -61,6 +61,10 @@ static bool fits(int64_t v, int kind) {
 /* A float literal of type f32 past f32's range would become infinite: an error, as an integer
  * literal that does not fit is. */
 static bool float_lit_fits(checker *k, const pk_expr *e, int kind) {
+    /* a NaN fits, but a constant one is a mistake more often than not (0.0 / 0.0), where an
+     * infinite one is an error */
+    if (e->folded && isnan(e->fval))
+        pk_warning(k->c, ck_expr_start(e), "the constant expression's value is NaN (0/0, inf - inf or the like)");
     /* below 0x1.ffffffp127 a double rounds to a finite f32 (3.4028235e38 is FLT_MAX written out) */
     if (kind != PK_T_F32 || !(fabs(e->fval) >= 0x1.ffffffp127))
         return true;

@@ -347,6 +347,14 @@ static const err_case cases[] = {
      "t.pk:3:15: error: the initializer of constant 'C' is not a constant expression\n"
      "const f32 C = one();\n"
      "              ^\n", 0},
+    {"warning: a constant NaN (an infinite one is an error)",
+     "kernel k(field<f32> q) {\n"
+     "    for (I in q) q[I] = f32(i32(0.0 / 0.0));\n"
+     "}\n",
+     "t.pk:2:33: warning: the constant expression's value is NaN (0/0, inf - inf or the like)\n"
+     "    for (I in q) q[I] = f32(i32(0.0 / 0.0));\n"
+     "                                ^\n",
+     1},
     {"warning: unused variable (the program is still valid)",
      "kernel k(field<f32> q) {\n"
      "    f32 unused = 1.0;\n"
