@@ -597,6 +597,21 @@ static void declare_globals(checker *k, bool stdlib) {
 /* ------------------------------------------------------------ whole program */
 
 /* Reports cycles in the call graph (iterative DFS: the graph can be deep). */
+/* 'f', or 'f(i32, f32)' when f is overloaded: a cycle through overloads reads as one. */
+static void put_fn_name(checker *k, pk_buf *b, const pk_program *prog, const pk_func *f) {
+    bool overloaded = f->next_overload != NULL;
+    for (uint32_t i = 0; i < prog->nfuncs && !overloaded; i++)
+        overloaded = prog->funcs[i] != f && !strcmp(prog->funcs[i]->name, f->name);
+    pk_buf_printf(k->c, b, "'%s", f->name);
+    if (overloaded) {
+        pk_buf_printf(k->c, b, "(");
+        for (uint32_t i = 0; i < f->nparams; i++)
+            pk_buf_printf(k->c, b, "%s%s", i ? ", " : "", ck_tn(k, f->params[i]->type));
+        pk_buf_printf(k->c, b, ")");
+    }
+    pk_buf_printf(k->c, b, "'");
+}
+
 static void find_recursion(checker *k) {
     pk_program *prog = k->c->prog;
     uint32_t n = prog->nfuncs;
@@ -634,9 +649,11 @@ static void find_recursion(checker *k) {
                 uint32_t from = 0;
                 while (from < sp && stack[from] != g->index)
                     from++;
-                for (uint32_t i = from; i < sp; i++)
-                    pk_buf_printf(k->c, &path, "'%s' -> ", prog->funcs[stack[i]]->name);
-                pk_buf_printf(k->c, &path, "'%s'", g->name);
+                for (uint32_t i = from; i < sp; i++) {
+                    put_fn_name(k, &path, prog, prog->funcs[stack[i]]);
+                    pk_buf_printf(k->c, &path, " -> ");
+                }
+                put_fn_name(k, &path, prog, g);
                 if (f == g)
                     pk_error(k->c, at, "function '%s' calls itself; recursion is not allowed (functions are inlined)",
                              g->name);

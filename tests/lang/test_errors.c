@@ -313,6 +313,12 @@ static const err_case cases[] = {
      "t.pk:2:29: error: function 'f' calls itself; recursion is not allowed (functions are inlined)\n"
      "    return n <= 1 ? 1 : n * f(n - 1);\n"
      "                            ^\n", 0},
+    {"recursion: through an overload of itself, told apart by parameter types",
+     "func i32 f(i32 x) { return f(f32(x)); }\n"
+     "func i32 f(f32 x) { return f(i32(x)); }\n",
+     "t.pk:2:28: error: recursive call 'f(i32)' -> 'f(f32)' -> 'f(i32)'; recursion is not allowed (functions are inlined)\n"
+     "func i32 f(f32 x) { return f(i32(x)); }\n"
+     "                           ^\n", 0},
     {"recursion: through another function",
      "func f32 g(f32 a) { return h(a); }\n"
      "func f32 h(f32 a) { return g(a) + 1.0; }\n",
