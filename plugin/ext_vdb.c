@@ -64,13 +64,17 @@ static json_t *grid_json(const plm_vdb_grid *g, const plm_vdb_grid_info *gi)
             json_decref(bg);
         json_object_set_new(o, "half_float", json_boolean(gi->saved_as_half));
     }
-    json_object_set_new(o, "voxel_size", json_pack("[f,f,f]", gi->voxel_size[0], gi->voxel_size[1], gi->voxel_size[2]));
-    json_t *m = json_array();
-    for (int r = 0; r < 4; r++)
-        json_array_append_new(m, json_pack("[f,f,f,f]", gi->index_to_world[r][0], gi->index_to_world[r][1],
-                                           gi->index_to_world[r][2], gi->index_to_world[r][3]));
-    json_object_set_new(o, "index_to_world", m);
-    json_object_set_new(o, "linear", json_boolean(gi->is_linear));
+    /* a grid of a type OpenVDB does not know is stepped over, its transform unread: no
+     * transform is better than a voxel of 0 that reads as a frustum */
+    if (gi->voxel_size[0] > 0) {
+        json_object_set_new(o, "voxel_size", json_pack("[f,f,f]", gi->voxel_size[0], gi->voxel_size[1], gi->voxel_size[2]));
+        json_t *m = json_array();
+        for (int r = 0; r < 4; r++)
+            json_array_append_new(m, json_pack("[f,f,f,f]", gi->index_to_world[r][0], gi->index_to_world[r][1],
+                                               gi->index_to_world[r][2], gi->index_to_world[r][3]));
+        json_object_set_new(o, "index_to_world", m);
+        json_object_set_new(o, "linear", json_boolean(gi->is_linear));
+    }
     if (!gi->bbox_empty)
         json_object_set_new(o, "bbox", json_pack("[[i,i,i],[i,i,i]]", gi->bbox_min[0], gi->bbox_min[1], gi->bbox_min[2],
                                                  gi->bbox_max[0], gi->bbox_max[1], gi->bbox_max[2]));

@@ -42,6 +42,10 @@ static void print_info_text(const char *json_text)
                (long long)json_integer_value(json_object_get(g, "active_voxels")),
                (long long)json_integer_value(json_object_get(g, "leaves")));
         json_t *vs = json_object_get(g, "voxel_size");
+        if (!vs) { /* a type OpenVDB does not know: its transform was not read */
+            printf(", transform unknown  (unsupported type)\n");
+            continue;
+        }
         double vx = json_number_value(json_array_get(vs, 0)), vy = json_number_value(json_array_get(vs, 1)),
                vz = json_number_value(json_array_get(vs, 2));
         if (vx == vy && vx == vz)

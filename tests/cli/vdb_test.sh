@@ -385,6 +385,28 @@ PY
   [ $rc = 1 ] && grep -qF "more than the memory budget" "$tmp/err" || fail "render of a level set with a root-tile inside: exit $rc: $(cat "$tmp/err")"
 fi
 
+# A grid of a type OpenVDB does not know (its type name patched) is stepped over, its transform
+# unread: info says so instead of "voxel 0, frustum (not linear)", and its JSON has no transform.
+if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
+  /usr/bin/python3 - "$tmp" <<'PY' || fail "pyopenvdb could not write the grid to patch"
+import sys, pyopenvdb as vdb
+a = vdb.FloatGrid(); a.name = "odd"; a.getAccessor().setValueOn((1, 1, 1), 2.0)
+b = vdb.FloatGrid(); b.name = "fine"; b.getAccessor().setValueOn((1, 1, 1), 3.0)
+path = sys.argv[1] + "/unk.vdb"
+vdb.write(path, grids=[a, b])
+data = open(path, "rb").read()
+i = data.index(b"Tree_float_5_4_3")
+open(path, "wb").write(data[:i] + b"Tree_fl0at_5_4_3" + data[i + 16:])
+PY
+  "$plume" vdb info "$tmp/unk.vdb" >"$tmp/out" 2>"$tmp/err" && grep -qF "transform unknown  (unsupported type)" "$tmp/out" \
+    && ! grep -q "frustum" "$tmp/out" && grep -q "fine .*voxel 1" "$tmp/out" || fail "info of an unknown grid type: $(cat "$tmp/out" "$tmp/err")"
+  "$plume" vdb info --json "$tmp/unk.vdb" 2>"$tmp/err" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["grids"]
+sys.exit(0 if "voxel_size" not in g[0] and "linear" not in g[0] and g[1]["voxel_size"] == [1, 1, 1] else 1)' \
+    || fail "info --json of an unknown grid type: $(cat "$tmp/err")"
+fi
+
 # A cell-centred vel grid (pyopenvdb's default class) imported into a velocity: copied as it is,
 # with one warning for the whole cook (two frames); a staggered one imports without a word.
 if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
