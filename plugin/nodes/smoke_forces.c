@@ -5,8 +5,10 @@
 #include "plugin/nodes/node_util.h"
 #include "plugin/nodes/smoke_common.h"
 
+#include <math.h>
+
 static const plume_param_desc params[] = {
-    PARAM_VEC3("up", "Up", "Direction buoyancy pushes hot smoke (unit length expected).", 0, 1, 0,
+    PARAM_VEC3("up", "Up", "Direction buoyancy pushes hot smoke (any length: normalized; not [0, 0, 0]).", 0, 1, 0,
                -1, 1, -1, 1),
     PARAM_FLOAT("temperature_lift", "Temperature Lift",
                 "Buoyancy per degree above ambient, world units per second squared.", 1, -1e6,
@@ -28,6 +30,24 @@ static const plume_port_desc ports[] = {
     PORT("temperature", "Temperature", "Temperature (heat rises).", PLUME_VALUE_F32,
          PLUME_PORT_IN, "temperature", 0),
 };
+
+static double up_length(pl_node *n)
+{
+    const double *u = pl_param_vec3(n, "up");
+    return sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+}
+
+static plume_status validate(pl_node *n, eng_field *const *fields)
+{
+    (void)fields;
+    const double *u = pl_param_vec3(n, "up");
+    if (!(up_length(n) > 1e-6))
+        return pl_fail(n->ctx, PLUME_ERR_OUT_OF_RANGE,
+                       "node '%s': 'up' (%g, %g, %g) has no direction; give one such as [0, 1, 0] (a "
+                       "temperature_lift and density_weight of 0 turn buoyancy off)",
+                       n->name, u[0], u[1], u[2]);
+    return PLUME_OK;
+}
 
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
@@ -52,7 +72,10 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
             (st = smoke_launch(n, env, "confinement", ca, 4)) != PLUME_OK)
             return st;
     }
-    const double *up = pl_param_vec3(n, "up");
+    /* a direction: its length would scale buoyancy behind the lift's back (validate refused 0) */
+    const double *raw = pl_param_vec3(n, "up");
+    double len = up_length(n);
+    const double up[3] = {raw[0] / len, raw[1] / len, raw[2] / len};
     eng_arg a[10] = {smoke_field_arg(vel),
                      smoke_field_arg(env->port_fields[1]),
                      smoke_field_arg(env->port_fields[2]),
@@ -79,4 +102,5 @@ const pl_node_type pl_node_smoke_forces = {
              .port_count = COUNT(ports),
              .ports = ports},
     .cook = cook,
+    .validate = validate,
 };

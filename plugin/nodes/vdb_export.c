@@ -24,10 +24,10 @@ static const plume_param_desc params[] = {
     PARAM_BOOL("half_float", "Half Float", "Store values as 16-bit floats: half the size, about 3 "
                "significant digits down to about 6e-5; smaller magnitudes lose precision (1e-6 keeps "
                "about 2 digits) and those below about 3e-8 become 0.", 0),
-    PARAM_STRING("density_name", "Density Grid", "Grid name for the density port.", "density"),
-    PARAM_STRING("temperature_name", "Temperature Grid", "Grid name for the temperature port.", "temperature"),
-    PARAM_STRING("flame_name", "Flame Grid", "Grid name for the flame port.", "flame"),
-    PARAM_STRING("vel_name", "Velocity Grid", "Grid name for the velocity port.", "vel"),
+    PARAM_STRING("density_name", "Density Grid", "Grid name for the density port; empty: the bound field's name.", "density"),
+    PARAM_STRING("temperature_name", "Temperature Grid", "Grid name for the temperature port; empty: the bound field's name.", "temperature"),
+    PARAM_STRING("flame_name", "Flame Grid", "Grid name for the flame port; empty: the bound field's name.", "flame"),
+    PARAM_STRING("vel_name", "Velocity Grid", "Grid name for the velocity port; empty: the bound field's name.", "vel"),
     PARAM_ENUM("vel_class", "Velocity Class", "How the velocity is written. staggered: as the smoke "
                "solver keeps it (a MAC grid: x on the face between voxels I-(1,0,0) and I, as OpenVDB "
                "defines it), class staggered, so tools that honour the class sample it where it lives. "

@@ -416,5 +416,23 @@ expect 0 "" -- "$plume" cook "$bad/kernel_nodes.json" --out "$tmp/count" --frame
 grep -qE "cooked 1 frame in [0-9.]+ s; output in $tmp/count/ \(1 file\)" "$tmp/err" && grep -qF "(1 thread)" "$tmp/err" \
   || { echo "FAIL: the summary of a one-frame cook: $(cat "$tmp/err")"; fails=$((fails+1)); }
 
+# forces.up is a direction: [0, 0.5, 0] gives the bytes [0, 1, 0] gives (it halved buoyancy), and
+# [0, 0, 0] is refused at its node when the scene is read (buoyancy was silently off)
+for up in "0, 1, 0" "0, 0.5, 0" "0, 0, 0"; do
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+for n in s["nodes"]:
+    if n["type"] == "org.plume.smoke.forces":
+        n.setdefault("params", {})["up"] = [float(x) for x in sys.argv[3].split(",")]
+json.dump(s, open(sys.argv[2], "w"))' "$bad/smoke_small.json" "$tmp/up.json" "$up"
+  d="$tmp/up_$(echo "$up" | tr -d ', .')"
+  "$plume" cook "$tmp/up.json" --frames 1-2 --out "$d" --no-checkpoint --deterministic --quiet 2>"$tmp/err"; echo $? >"$d.rc"
+done
+[ "$(cat "$tmp/up_010.rc")" = 0 ] && [ "$(cat "$tmp/up_0050.rc")" = 0 ] && cmp -s "$tmp/up_010/smoke_0002.vdb" "$tmp/up_0050/smoke_0002.vdb" \
+  || { echo "FAIL: forces.up [0, 0.5, 0] differs from [0, 1, 0]"; fails=$((fails+1)); }
+[ "$(cat "$tmp/up_000.rc")" = 1 ] && grep -qF "node 'forces': 'up' (0, 0, 0) has no direction" "$tmp/err" \
+  || { echo "FAIL: forces.up [0, 0, 0]: $(cat "$tmp/err")"; fails=$((fails+1)); }
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"
