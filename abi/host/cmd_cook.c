@@ -801,7 +801,12 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
     }
     /* only once the scene is known to be good: a refused one leaves no empty folder behind */
     if (mkdir_p(out_dir) != 0) {
-        FAIL("cannot create output folder %s: %s", out_dir, strerror(errno));
+        int e = errno;
+        struct stat os;
+        if (e == ENOTDIR && stat(out_dir, &os) == 0 && !S_ISDIR(os.st_mode))
+            FAIL("cannot use %s as the output folder: it exists and is a file", out_dir);
+        else
+            FAIL("cannot create output folder %s: %s", out_dir, strerror(e));
         goto stats;
     }
     char lock_why[4400];

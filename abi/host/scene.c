@@ -487,7 +487,11 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             free(text);
             break;
         }
-        /* inline code is a string */
+        /* inline code is a string, and not an empty one (the node then had no ports, and the
+         * first bind said "has no port 'q'", as if the port's name were wrong) */
+        if (json_is_string(v) && !json_string_value(v)[strspn(json_string_value(v), " \t\r\n")])
+            return fail(sc, err, n, jp, "'%s' is empty: give the kernel's source, or {\"file\": \"kernels/x.pk\"}",
+                        key);
         __attribute__((fallthrough));
     case PLUME_PARAM_ENUM:
     case PLUME_PARAM_STRING:

@@ -136,7 +136,11 @@ sed 's/"k": 0.5/"k": "half"/' "$bad/kernel_nodes.json" >"$tmp/kstr.json"
 expect 1 "node 'scale': kernel parameter 'k' takes a finite number" -- "$plume" cook "$tmp/kstr.json" --out "$tmp/kstr"
 # --out naming a file: refused before the cook, and a refused scene leaves no empty folder
 : >"$tmp/afile"
-expect 1 "cannot create output folder $tmp/afile: Not a directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/afile" --frames 1-1
+expect 1 "cannot use $tmp/afile as the output folder: it exists and is a file" -- "$plume" cook "$bad/tiny.json" --out "$tmp/afile" --frames 1-1
+expect 1 "cannot create output folder $tmp/afile/sub: Not a directory" -- "$plume" cook "$bad/tiny.json" --out "$tmp/afile/sub" --frames 1-1
+# empty inline code is said to be so (the first bind said "has no port 'q'")
+sed 's/"code": "kernel scale[^"]*"/"code": " "/' "$bad/kernel_nodes.json" >"$tmp/nocode.json"
+expect 1 "\$.nodes[1].params.code: 'code' is empty: give the kernel's source" -- "$plume" cook "$tmp/nocode.json" --out "$tmp/nocode"
 expect 1 "unknown node type" -- "$plume" cook "$bad/unknown_node.json" --out "$tmp/unk"
 [ ! -e "$tmp/unk" ] || { echo "FAIL: a refused scene left the folder $tmp/unk"; fails=$((fails+1)); }
 # A scene with a UTF-8 byte order mark cooks; a folder given as the scene says so; two nodes
