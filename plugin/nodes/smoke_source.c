@@ -28,6 +28,8 @@ static const plume_param_desc params[] = {
                "when the file there changes.",
                "", 0),
     PARAM_STRING("grid", "VDB Grid", "Shape vdb: the name of the float grid to read.", "density"),
+    PARAM_INT("grid_index", "Grid Index", "Shape vdb: which of several grids with that name (0 = the first).",
+              0, 0, 1000000, 0, 16),
     PARAM_VEC3("center", "Center", "Shape sphere: centre of the sphere in world units.", 0, 0.15, 0, -1e6, 1e6, -10, 10),
     PARAM_FLOAT("radius", "Radius", "Shape sphere: radius in world units.", 0.08, 0, 1e6, 0, 10),
     PARAM_FLOAT("falloff", "Edge Falloff",
@@ -136,7 +138,8 @@ static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, 
     struct stat fs;
     if (stat(path, &fs) != 0)
         memset(&fs, 0, sizeof fs); /* the open below says why */
-    snprintf(key, sizeof key, "%s\n%s\n%lld.%09ld %lld %llu", path, grid_name, (long long)fs.st_mtim.tv_sec,
+    int grid_index = (int)pl_param_num(n, "grid_index");
+    snprintf(key, sizeof key, "%s\n%s#%d\n%lld.%09ld %lld %llu", path, grid_name, grid_index, (long long)fs.st_mtim.tv_sec,
              (long)fs.st_mtim.tv_nsec, (long long)fs.st_size, (unsigned long long)fs.st_ino);
     if (s->loaded && !strcmp(s->loaded + 1, key)) {
         *level_set = s->loaded[0] == 'L';
@@ -150,7 +153,7 @@ static plume_status load_shape(pl_node *n, pl_cook_env *env, eng_field **shape, 
         return pl_fail(env->ctx, PLUME_ERR_IO, "node '%s': %s", n->name, e.message);
     const plm_vdb_grid *grid = NULL;
     plm_vdb_grid_info gi;
-    if (plm_vdb_find_grid(file, grid_name, 0, &grid, &e) != PLM_VDB_OK ||
+    if (plm_vdb_find_grid(file, grid_name, grid_index, &grid, &e) != PLM_VDB_OK ||
         plm_vdb_grid_get_info(grid, &gi, &e) != PLM_VDB_OK) {
         st = pl_fail(env->ctx, PLUME_ERR_NOT_FOUND, "node '%s': %s", n->name, e.message);
     } else if (gi.components != 1) {

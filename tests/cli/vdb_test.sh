@@ -407,6 +407,34 @@ sys.exit(0 if "voxel_size" not in g[0] and "linear" not in g[0] and g[1]["voxel_
     || fail "info --json of an unknown grid type: $(cat "$tmp/err")"
 fi
 
+# A source reads the second of two grids named alike (grid_index 1): it could read only the first.
+if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
+  /usr/bin/python3 - "$tmp" <<'PY' || fail "pyopenvdb could not write the two shapes"
+import sys, pyopenvdb as vdb
+grids = []
+for pts in ([(0, 0, 0)], [(2, 2, 2), (3, 2, 2), (4, 2, 2)]):
+    g = vdb.FloatGrid(); g.name = "shape"; g.gridClass = vdb.GridClass.FOG_VOLUME
+    g.transform = vdb.createLinearTransform(voxelSize=0.25)
+    for p in pts:
+        g.getAccessor().setValueOn(p, 1.0)
+    grids.append(g)
+vdb.write(sys.argv[1] + "/two.vdb", grids=grids)
+PY
+  sed -e "s|$tmp/fogbg.vdb|$tmp/two.vdb|" -e 's/"density": 1.0}}/"density": 1.0, "grid_index": 1}}/' "$tmp/fogbg.json" >"$tmp/two.json"
+  if "$plume" cook "$tmp/two.json" --out "$tmp/two" --no-checkpoint --quiet 2>"$tmp/err"; then
+    /usr/bin/python3 - "$tmp/two/f_0001.vdb" <<'PY' || fail "a source of the second grid named shape"
+import sys, pyopenvdb as vdb
+d = vdb.read(sys.argv[1], "density")
+got = sorted(it.min for it in d.citerOnValues() if it.count == 1 and it.value != 0)
+if got != [(2, 2, 2), (3, 2, 2), (4, 2, 2)]:
+    print("density at", got)
+    sys.exit(1)
+PY
+  else
+    fail "a source with grid_index 1: $(cat "$tmp/err")"
+  fi
+fi
+
 # A cell-centred vel grid (pyopenvdb's default class) imported into a velocity: copied as it is,
 # with one warning for the whole cook (two frames); a staggered one imports without a word.
 if /usr/bin/python3 -c 'import pyopenvdb' 2>/dev/null; then
