@@ -163,7 +163,7 @@ void eng_field_clear(eng_context *ctx, eng_field *f);
 /* Changes what inactive voxels read as; active voxels keep their values (on an all-dense layout
  * every voxel is active and all take it). */
 void eng_field_set_background(eng_field *f, const float bg[3]);
-/* Sum (first component) or max |v| over the active voxels. */
+/* Sum (first component) or max |v| over the active voxels (NaN when one holds a NaN). */
 enum { ENG_REDUCE_SUM = 0, ENG_REDUCE_MAX_ABS = 1 };
 double eng_field_reduce(eng_field *f, int op);
 /* Value of one voxel (component c); background when inactive. */

@@ -394,8 +394,9 @@ static int cell_visit(void *user, const int32_t ijk[3], const float *v)
         double m2 = 0;
         for (int k = 0; k < c->comps; k++)
             m2 += (double)v[k] * v[k];
-        if (sqrt(m2) > c->acc)
-            c->acc = sqrt(m2);
+        double a = sqrt(m2);
+        if (!isnan(c->acc) && (isnan(a) || a > c->acc)) /* a NaN anywhere is the answer */
+            c->acc = a;
     }
     if (!c->want_origins)
         return 0;
@@ -754,8 +755,9 @@ static int reduce_block(void *user, const int32_t origin[3], float *data)
             double m2 = 0;
             for (int c = 0; c < k; c++)
                 m2 += (double)data[n * st + c] * data[n * st + c];
-            if (sqrt(m2) > r->acc)
-                r->acc = sqrt(m2);
+            double a = sqrt(m2);
+            if (!isnan(r->acc) && (isnan(a) || a > r->acc)) /* a NaN anywhere is the answer */
+                r->acc = a;
         }
     }
     return 0;

@@ -65,6 +65,7 @@ static int first_signal_set;       /* atomic: first_signal is written */
  * the last checkpoint are whole (written to temporary names and renamed). 30 s, or
  * PLUME_CANCEL_GRACE_S (the tests). The messages are made before any signal can come. */
 static unsigned grace_s = 30;
+static volatile sig_atomic_t past_loop; /* the frame loop is done: no grace period from then on */
 static char msg_grace[200], msg_int[200], msg_term[200];
 
 static void set_grace(void)
@@ -131,8 +132,10 @@ static void on_sigint(int sig)
     first_signal = now;
     __atomic_store_n(&first_signal_set, 1, __ATOMIC_RELEASE);
     interrupted = sig; /* the exit status will be 128 + sig, as a shell reports the signal */
-    signal(SIGALRM, on_grace_over);
-    alarm(grace_s);
+    if (!past_loop) {
+        signal(SIGALRM, on_grace_over);
+        alarm(grace_s);
+    }
     /* at once, so nobody presses again for want of an answer (write(2) is signal-safe) */
     int skip = !progress_open; /* the leading newline ends a progress line, if one is open */
     progress_open = 0;
@@ -142,10 +145,19 @@ static void on_sigint(int sig)
     errno = saved;
 }
 
+static int in_stage(const scene_stage *st, const plume_node *node)
+{
+    for (uint32_t i = 0; i < st->count; i++)
+        if (st->nodes[i] == node)
+            return 1;
+    return 0;
+}
+
 /* 1 when a frame file the scene's outputs name for frames a..b is missing or damaged (shorter
  * than a VDB header, or without its magic number: a full read of every frame would take as long
  * as writing them), with the first few listed in out: a resumed bake with holes in its sequence
- * would otherwise end with status 0. */
+ * would otherwise end with status 0. Outputs of the substep and frame stages are written every
+ * frame, those of init at frame a only, those of nodes in no stage never. */
 static int frames_missing(const scene *sc, int64_t a, int64_t b, char *out, size_t n)
 {
     int bad = 0;
@@ -153,6 +165,10 @@ static int frames_missing(const scene *sc, int64_t a, int64_t b, char *out, size
     out[0] = 0;
     for (int64_t f = a; f <= b; f++)
         for (uint32_t o = 0; o < sc->noutputs; o++) {
+            const plume_node *node = sc->output_nodes[o];
+            if (!in_stage(&sc->substep, node) && !in_stage(&sc->frame, node) &&
+                !(f == a && in_stage(&sc->init, node)))
+                continue;
             char path[4200];
             outdir_frame_path(sc->outputs[o], f, path, sizeof path);
             static const unsigned char magic[8] = {0x20, 0x42, 0x44, 0x56, 0, 0, 0, 0};
@@ -1031,6 +1047,10 @@ int cmd_cook(int argc, char **argv, const cli_common *c)
             fprintf(stderr, "frame %lld/%lld (%lld): %.0f active voxels, %.1f ms, %u substep%s\n",
                     (long long)done_frames, (long long)nframes, (long long)f, voxels, ms, nsub, nsub == 1 ? "" : "s");
     }
+    /* A safe point is reached: the grace period is over, and the writes still under way (large
+     * frames on a slow disk can take longer than it) finish whole. */
+    past_loop = 1;
+    alarm(0);
     /* The frames' files are in place before the cook reports or stops (also when cancelled:
      * the frames cooked are complete); a failure here is the last frame's. */
     if (dw && dw->finish(ctx) != PLUME_OK) {

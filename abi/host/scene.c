@@ -366,7 +366,7 @@ static char *read_text_file(const char *path, size_t *len_out)
 }
 
 /* Records an output file parameter's resolved path; fails when another one writes it too. */
-static int note_output(scene *sc, const char *full, const char *jp, char *err, size_t n)
+static int note_output(scene *sc, plume_node *node, const char *full, const char *jp, char *err, size_t n)
 {
     for (uint32_t i = 0; i < sc->noutputs; i++)
         if (!strcmp(sc->outputs[i], full))
@@ -378,8 +378,12 @@ static int note_output(scene *sc, const char *full, const char *jp, char *err, s
     char **q = realloc(sc->output_paths, (sc->noutputs + 1) * sizeof *q);
     if (q)
         sc->output_paths = q;
-    if (!o || !q)
+    plume_node **w = realloc(sc->output_nodes, (sc->noutputs + 1) * sizeof *w);
+    if (w)
+        sc->output_nodes = w;
+    if (!o || !q || !w)
         return fail(sc, err, n, jp, "out of memory");
+    sc->output_nodes[sc->noutputs] = node;
     sc->outputs[sc->noutputs] = strdup(full);
     sc->output_paths[sc->noutputs] = strdup(jp);
     if (!sc->outputs[sc->noutputs] || !sc->output_paths[sc->noutputs]) {
@@ -479,7 +483,12 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
                 free(text);
                 return fail(sc, err, n, jp, "kernel file %s is empty", full);
             }
-            hash_bytes(&sc->kernels_hash, text, strlen(text));
+            /* each file's name (as the scene writes it: the scene may move) and length first:
+             * text moved from one file to the next is a change */
+            uint64_t tl = (uint64_t)strlen(text);
+            hash_bytes(&sc->kernels_hash, rel, strlen(rel) + 1);
+            hash_bytes(&sc->kernels_hash, &tl, sizeof tl);
+            hash_bytes(&sc->kernels_hash, text, (size_t)tl);
             /* Compile errors then cite the file (file:line:col), not the node. */
             if (find_param(nd, "source_name"))
                 api->node_set_string(node, "source_name", full);
@@ -519,7 +528,7 @@ static int set_param(scene *sc, const plume_plugin *api, plume_context *ctx, plu
             snprintf(full, sizeof full, "%s", rel);
         else
             snprintf(full, sizeof full, "%s/%s", base, rel);
-        if (output && note_output(sc, full, jp, err, n))
+        if (output && note_output(sc, node, full, jp, err, n))
             return -1;
         /* A file to read that is not there stops the cook now, at its place in the scene,
          * instead of in the node's first cook; a sequence (a run of #) is read frame by frame. */
@@ -559,7 +568,7 @@ static int default_outputs(scene *sc, const plume_plugin *api, plume_context *ct
         char full[4096], dp[300];
         snprintf(full, sizeof full, "%s/%s", out_dir, p->default_string);
         snprintf(dp, sizeof dp, "%s.params.%s (its default)", jp, p->id);
-        if (note_output(sc, full, dp, err, n))
+        if (note_output(sc, node, full, dp, err, n))
             return -1;
         if (api->node_set_string(node, p->id, full) != PLUME_OK)
             return fail(sc, err, n, jp, "%s", api->last_error(ctx));
@@ -782,6 +791,7 @@ void scene_free(scene *sc)
     }
     free(sc->outputs);
     free(sc->output_paths);
+    free(sc->output_nodes);
     free(sc->path);
     free(sc->dir);
     free(sc->name);

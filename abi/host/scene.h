@@ -39,6 +39,7 @@ typedef struct scene {
     /* output file parameters as resolved, and the JSON path that set each: two nodes writing
      * one file would overwrite each other's frames */
     char **outputs, **output_paths;
+    plume_node **output_nodes; /* the node whose parameter each is (owned by the context) */
     uint32_t noutputs;
 } scene;
 

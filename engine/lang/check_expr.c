@@ -138,11 +138,12 @@ static pk_expr *cast_node(checker *k, pk_expr *e, pk_type t, bool implicit) {
  * goes under the `v`, not under the `+` or the `[` (the nodes' own places). */
 pk_loc ck_expr_start(const pk_expr *e) { return e->start.line ? e->start : e->loc; }
 
-/* A scalar stored into a vector or mat3 place (an assignment, an initializer, a return): the
+/* A scalar stored into a vector place (an assignment, an initializer, a return): the
  * error says to construct the vector, as a compound assignment would have broadcast it. Not for
  * an index, where ivec3(i) is rarely what was meant. */
 static bool fills_place(pk_type t, const char *what) {
-    return (pk_is_vector_kind(t.kind) || t.kind == PK_T_MAT3) &&
+    /* not mat3: mat3(s) is a diagonal matrix, not a fill */
+    return pk_is_vector_kind(t.kind) &&
            (!strcmp(what, "the assignment") || !strncmp(what, "the initializer of", 18) ||
             !strcmp(what, "the return value"));
 }

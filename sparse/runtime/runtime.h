@@ -201,9 +201,9 @@ void plm_rt_refill_background(plm_runtime *rt, int32_t field);
  * (their new cells are filled when allocated). Host only, with no task running. */
 int32_t plm_rt_fill_field_inline(plm_runtime *rt, int32_t field);
 /* Deactivates every cell of the chain holding field (below the root) and hands what it allocated
- * back to the allocators (plm_rt_gc reuses it); cells of an all-dense chain take the
- * background. Other fields placed in the same chain lose their cells too. Host only, with no
- * task running. */
+ * back to the allocators (plm_rt_gc reuses it): other fields placed in the same chain lose their
+ * cells too. In an all-dense chain nothing can be deactivated: field's cells take its
+ * background, other fields' keep their values. Host only, with no task running. */
 void plm_rt_clear_chain(plm_runtime *rt, int32_t field);
 /* Clears the error and re-zeroes the sinks (running code may have written into them). */
 void plm_rt_clear_error(plm_runtime *rt);

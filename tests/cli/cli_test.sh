@@ -438,5 +438,17 @@ done
 [ "$(cat "$tmp/up_000.rc")" = 1 ] && grep -qF "node 'forces': 'up' (0, 0, 0) has no direction" "$tmp/err" \
   || { echo "FAIL: forces.up [0, 0, 0]: $(cat "$tmp/err")"; fails=$((fails+1)); }
 
+# A velocity holding NaN is said to have blown up (the CFL's max |v| skipped NaN voxels, so
+# nothing was said and the frame ran at substeps.min)
+cat >"$tmp/nanvel.json" <<'EOF'
+{"plume_scene": 1, "name": "nanvel", "frames": {"start": 1, "end": 2},
+ "substeps": {"min": 1, "max": 4, "cfl": 1.0, "velocity": "vel"},
+ "fields": [{"name": "vel", "type": "vec3", "voxel_size": 0.1}],
+ "nodes": [{"name": "bad", "type": "org.plume.kernel", "params": {"code": "kernel bad(field<vec3> vel, f32 z) { for (P in ivec3(0) .. ivec3(8)) { vel[P] = vec3(1.0); } vel[ivec3(3)] = vec3(z / z); }", "z": 0.0}},
+           {"name": "calm", "type": "org.plume.kernel", "params": {"code": "kernel calm(field<vec3> vel) { for (I in vel) { vel[I] += vec3(0.0); } }"}}],
+ "init": ["bad"], "substep": ["calm"]}
+EOF
+expect 0 "field 'vel' holds NaN velocities: the simulation has blown up" -- "$plume" cook "$tmp/nanvel.json" --out "$tmp/nanvel" --no-checkpoint --quiet
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

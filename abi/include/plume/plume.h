@@ -275,7 +275,7 @@ typedef struct plume_cook_info {
 /* Statistics the host may ask of a field; they are a sync point. */
 typedef int32_t plume_field_stat;
 enum {
-    PLUME_STAT_MAX_ABS = 0,     /* max |v| (vector length for VEC3) over active voxels */
+    PLUME_STAT_MAX_ABS = 0,     /* max |v| (vector length for VEC3) over active voxels; NaN if one is */
     PLUME_STAT_SUM = 1,         /* sum over active voxels (first component for VEC3) */
     PLUME_STAT_ACTIVE_VOXELS = 2,
     PLUME_STAT_ACTIVE_BLOCKS = 3
