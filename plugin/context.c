@@ -340,6 +340,7 @@ void pl_context_destroy(plume_context *handle)
     for (uint32_t i = 0; i < ctx->nnodes; i++)
         pl_node_free(ctx->nodes[i]);
     free(ctx->nodes);
+    pl_context_forget_retired(ctx);
     eng_destroy(ctx->eng);
     free(ctx->err_saved);
     free(ctx);

@@ -633,6 +633,8 @@ static plume_status ckpt_load(plume_context *handle, const char *path, const cha
         *frame = h.frame;
         if (ctx->writes) /* the frames after it are cooked again: their files too */
             pl_wq_rewind(ctx->writes, ctx);
+        /* the scratch fields are the checkpoint's now, whoever made them before */
+        pl_context_forget_retired(ctx);
     }
     free(specs);
     plm_vdb_close(file);

@@ -72,6 +72,13 @@ static int predecessor_field(eng_field *f, const char *name, size_t len)
  * here rather than lost. */
 static plume_status forget_predecessor(pl_context *ctx, const char *name)
 {
+    uint32_t r = 0;
+    while (r < ctx->nretired && strcmp(ctx->retired[r], name))
+        r++;
+    if (r == ctx->nretired)
+        return PLUME_OK; /* no node of this name went: its fields, if any, are a checkpoint's */
+    free(ctx->retired[r]);
+    ctx->retired[r] = ctx->retired[--ctx->nretired];
     size_t len = strlen(name);
     int any = 0;
     for (int i = 0; i < eng_field_count(ctx->eng); i++)
@@ -193,7 +200,23 @@ void pl_node_destroy(plume_node *handle)
             ctx->nodes[i] = ctx->nodes[--ctx->nnodes];
             break;
         }
+    /* out of memory: the name is not kept, and a successor keeps the fields (warm start) */
+    char **grown = realloc(ctx->retired, (ctx->nretired + 1) * sizeof *grown);
+    if (grown) {
+        ctx->retired = grown;
+        if ((ctx->retired[ctx->nretired] = strdup(n->name)))
+            ctx->nretired++;
+    }
     pl_node_free(n);
+}
+
+void pl_context_forget_retired(pl_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->nretired; i++)
+        free(ctx->retired[i]);
+    free(ctx->retired);
+    ctx->retired = NULL;
+    ctx->nretired = 0;
 }
 
 /* Finds parameter `id` and checks its type; on failure records the error and returns -1. */

@@ -76,6 +76,11 @@ struct pl_context {
     char device_note[256];
     pl_node **nodes;
     uint32_t nnodes, capnodes;
+    /* names of nodes destroyed since the last checkpoint load (malloc'd): a node made under one
+     * of them clears the scratch fields its predecessor left; fields a checkpoint restored are
+     * no predecessor's */
+    char **retired;
+    uint32_t nretired;
     struct pl_volume *volumes; /* open volume views, a list */
     char err[16384]; /* 20 diagnostics with their source lines fit */
     /* err starts with the node to fix, another than the one cooking: a kernel's runtime error
@@ -174,6 +179,8 @@ plume_status pl_node_create(plume_context *ctx, const char *type_id, const char 
                             plume_node **out);
 void pl_node_destroy(plume_node *node);
 void pl_node_free(pl_node *n);
+/* Empties ctx->retired (a checkpoint was loaded, or the context goes). */
+void pl_context_forget_retired(pl_context *ctx);
 pl_node *pl_node_get(const plume_node *node);
 plume_status pl_node_set_bool(plume_node *node, const char *param, int32_t v);
 plume_status pl_node_set_int(plume_node *node, const char *param, int64_t v);

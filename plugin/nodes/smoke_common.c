@@ -10,12 +10,21 @@
 extern const unsigned char pk_smoke_bytes[];
 extern const size_t pk_smoke_size;
 
+void smoke_state_release(smoke_state *s)
+{
+    if (!s)
+        return;
+    free(s->loaded);
+    s->loaded = NULL;
+    if (s->prog)
+        eng_program_release(s->eng, s->prog);
+    s->prog = NULL;
+}
+
 static void state_free(void *p)
 {
-    smoke_state *s = p;
-    if (s)
-        free(s->loaded);
-    free(s);
+    smoke_state_release(p);
+    free(p);
 }
 
 smoke_state *smoke_state_of(pl_node *n)
@@ -33,6 +42,7 @@ static plume_status program(pl_node *n, pl_cook_env *env, eng_program **out)
     if (!s)
         return pl_fail(env->ctx, PLUME_ERR_INTERNAL, "out of host memory");
     if (!s->prog) {
+        s->eng = env->ctx->eng;
         int rc = eng_program_compile(env->ctx->eng, "plugin/kernels/smoke.pk",
                                      (const char *)pk_smoke_bytes, pk_smoke_size, &s->prog);
         if (rc)

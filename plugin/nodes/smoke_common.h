@@ -14,7 +14,8 @@
 #define SMOKE_MAX_SCRATCH 16
 
 typedef struct smoke_state {
-    eng_program *prog; /* smoke.pk, compiled at the first cook */
+    eng_context *eng;  /* where prog was compiled */
+    eng_program *prog; /* smoke.pk, compiled at the first cook; released when the node goes */
     eng_field *scratch[SMOKE_MAX_SCRATCH];
     char *loaded; /* what a node that reads a file last read into its scratch (malloc'd) */
     int warned_band; /* an emitter said once that its falloff is wider than its level set's band */
@@ -22,6 +23,9 @@ typedef struct smoke_state {
 
 /* The node's state, created on first use (NULL only when out of host memory). */
 smoke_state *smoke_state_of(pl_node *n);
+/* Frees what a smoke_state holds (not s itself): its programs go back to the engine, so that a
+ * host rebuilding its graph does not keep every destroyed node's compiled kernels. */
+void smoke_state_release(smoke_state *s);
 
 /* Launches kernel `name` of smoke.pk with one argument per kernel parameter. */
 plume_status smoke_launch(pl_node *n, pl_cook_env *env, const char *name, const eng_arg *args,

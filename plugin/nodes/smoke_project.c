@@ -80,12 +80,22 @@ enum { SLOT_PRESSURE, SLOT_RHS, SLOT_DOM, SLOT_RMAX, SLOT_NO_COLLIDER, SLOT_SUM,
  * MGPCG program and solver. */
 typedef struct project_state {
     smoke_state base;
-    eng_program *mg_prog; /* mgpcg3.pk, compiled at the first mgpcg solve */
+    eng_program *mg_prog; /* mgpcg3.pk, compiled at the first mgpcg solve; released with the node */
+    eng_context *mg_eng;  /* where mg_prog was compiled */
     mgpcg mg;
     int warned; /* a solve that missed its tolerance was reported once as a warning */
 } project_state;
 
-static void state_free(void *p) { free(p); }
+static void state_free(void *p)
+{
+    project_state *ps = p;
+    if (ps) {
+        if (ps->mg_prog)
+            eng_program_release(ps->mg_eng, ps->mg_prog);
+        smoke_state_release(&ps->base);
+    }
+    free(ps);
+}
 
 static project_state *state_of(pl_node *n)
 {
@@ -178,6 +188,7 @@ static plume_status solve_mgpcg(pl_node *n, pl_cook_env *env, const job *j)
     project_state *ps = state_of(n);
     eng_context *eng = env->ctx->eng;
     if (!ps->mg_prog) {
+        ps->mg_eng = eng;
         int rc = eng_program_compile(eng, "plugin/kernels/mgpcg3.pk",
                                      (const char *)pk_mgpcg3_bytes, pk_mgpcg3_size, &ps->mg_prog);
         if (rc)

@@ -349,7 +349,8 @@ typedef struct plume_plugin {
      * fields ("<name>:pressure"; copied; NULL: the type id; at most 200 bytes, no ':'; longer
      * is PLUME_ERR_INVALID_ARGUMENT). A name a live node of the context
      * has gets "#2", "#3", ...; a node made under a destroyed one's name starts with that
-     * node's fields cleared (docs/nodes.md, "Scratch fields"). Threading: the context's thread. */
+     * node's fields cleared, unless a checkpoint was loaded since (docs/nodes.md, "Scratch
+     * fields"). Threading: the context's thread. */
     plume_status (*node_create)(plume_context *ctx, const char *type_id, const char *name,
                                 plume_node **out);
     void (*node_destroy)(plume_node *node); /* a NULL or stale handle is ignored */
