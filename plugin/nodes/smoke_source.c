@@ -217,6 +217,15 @@ static plume_status cook_vdb(pl_node *n, pl_cook_env *env)
     return smoke_launch(n, env, "source_field", a, 13);
 }
 
+/* What the cook refuses before reading anything (plume.validate/1 says it too). */
+static plume_status validate(pl_node *n, eng_field *const *fields)
+{
+    (void)fields;
+    if (!strcmp(pl_param_str(n, "shape"), "vdb") && !pl_param_str(n, "file")[0])
+        return pl_fail(n->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': shape is vdb but no file is given", n->name);
+    return PLUME_OK;
+}
+
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     plume_status st = smoke_same_grid(n, env, env->port_fields, 3);
@@ -239,4 +248,5 @@ const pl_node_type pl_node_smoke_source = {
              .port_count = COUNT(ports),
              .ports = ports},
     .cook = cook,
+    .validate = validate,
 };

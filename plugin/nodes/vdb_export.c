@@ -73,23 +73,32 @@ static plm_vdb_class class_named(const char *c)
 
 /* Two ports written under one grid name: readers that look grids up by name (Blender,
  * pyopenvdb.read, render --grid) would see only the first. */
-static plume_status check_names(pl_node *n, pl_cook_env *env)
+static plume_status check_names(pl_node *n, eng_field *const *fields)
 {
     const char *names[4] = {NULL, NULL, NULL, NULL};
     for (int p = 0; p < 4; p++) {
-        if (!env->port_fields[p])
+        if (!fields[p])
             continue;
         names[p] = pl_param_str(n, name_params[p]);
         if (!names[p][0])
-            names[p] = eng_field_info(env->port_fields[p])->name;
+            names[p] = eng_field_info(fields[p])->name;
         for (int q = 0; q < p; q++)
             if (names[q] && !strcmp(names[q], names[p]))
-                return pl_fail(env->ctx, PLUME_ERR_INVALID_ARGUMENT,
+                return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT,
                                "node '%s': ports '%s' and '%s' would both be written as grid '%s', and readers "
                                "that look grids up by name see only the first; give one another %s",
                                n->name, ports[q].id, ports[p].id, names[p], name_params[p]);
     }
     return PLUME_OK;
+}
+
+/* What the cook refuses before writing anything (plume.validate/1 says it too). */
+static plume_status validate(pl_node *n, eng_field *const *fields)
+{
+    if (!pl_param_str(n, "file")[0])
+        return pl_fail(n->ctx, PLUME_ERR_INVALID_ARGUMENT,
+                       "node '%s': its 'file' parameter is empty (e.g. smoke_####.vdb)", n->name);
+    return check_names(n, fields);
 }
 
 static plume_status cook(pl_node *n, pl_cook_env *env)
@@ -104,7 +113,7 @@ static plume_status cook(pl_node *n, pl_cook_env *env)
     int rc = eng_sync(env->ctx->eng);
     if (rc)
         return pl_from_engine(env->ctx, rc);
-    plume_status st = check_names(n, env);
+    plume_status st = check_names(n, env->port_fields);
     for (int p = 0; p < 4 && st == PLUME_OK; p++) {
         if (!env->port_fields[p])
             continue;
@@ -192,4 +201,5 @@ const pl_node_type pl_node_vdb_export = {
              .port_count = COUNT(ports),
              .ports = ports},
     .cook = cook,
+    .validate = validate,
 };

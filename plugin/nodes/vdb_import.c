@@ -32,6 +32,15 @@ static int velocity_named(const char *name)
     return !strcasecmp(name, "vel") || !strcasecmp(name, "velocity") || !strcasecmp(name, "v");
 }
 
+/* What the cook refuses before reading anything (plume.validate/1 says it too). */
+static plume_status validate(pl_node *n, eng_field *const *fields)
+{
+    (void)fields;
+    if (!pl_param_str(n, "file")[0])
+        return pl_fail(n->ctx, PLUME_ERR_MISSING_INPUT, "node '%s': no file given", n->name);
+    return PLUME_OK;
+}
+
 static plume_status cook(pl_node *n, pl_cook_env *env)
 {
     const char *pattern = pl_param_str(n, "file");
@@ -103,4 +112,5 @@ const pl_node_type pl_node_vdb_import = {
              .port_count = COUNT(ports),
              .ports = ports},
     .cook = cook,
+    .validate = validate,
 };

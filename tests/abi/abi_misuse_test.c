@@ -495,6 +495,31 @@ int main(int argc, char **argv)
         CHECK_STATUS(val->validate(kn), PLUME_ERR_COMPILE);
         api->node_destroy(kn);
         CHECK_STATUS(val->validate(NULL), PLUME_ERR_INVALID_HANDLE);
+        /* settings the cook refuses at once: validate said OK to them */
+        plume_node *sv = NULL, *ev = NULL, *iv = NULL;
+        CHECK_STATUS(api->node_create(ctx, "org.plume.smoke.source", "sv", &sv), PLUME_OK);
+        CHECK_STATUS(api->node_set_string(sv, "shape", "vdb"), PLUME_OK);
+        CHECK_STATUS(api->node_bind(sv, "density", "q3"), PLUME_OK);
+        CHECK_STATUS(api->node_bind(sv, "temperature", "t3"), PLUME_OK);
+        CHECK_STATUS(val->validate(sv), PLUME_ERR_MISSING_INPUT);
+        CHECK_MSG(api, ctx, "shape is vdb but no file is given");
+        CHECK_STATUS(api->node_create(ctx, "org.plume.vdb.export", "ev", &ev), PLUME_OK);
+        CHECK_STATUS(api->node_bind(ev, "density", "q3"), PLUME_OK);
+        CHECK_STATUS(api->node_bind(ev, "temperature", "t3"), PLUME_OK);
+        CHECK_STATUS(api->node_set_string(ev, "file", ""), PLUME_OK);
+        CHECK_STATUS(val->validate(ev), PLUME_ERR_INVALID_ARGUMENT);
+        CHECK_MSG(api, ctx, "its 'file' parameter is empty");
+        CHECK_STATUS(api->node_set_string(ev, "file", "x_####.vdb"), PLUME_OK);
+        CHECK_STATUS(api->node_set_string(ev, "temperature_name", "density"), PLUME_OK);
+        CHECK_STATUS(val->validate(ev), PLUME_ERR_INVALID_ARGUMENT);
+        CHECK_MSG(api, ctx, "would both be written as grid 'density'");
+        CHECK_STATUS(api->node_create(ctx, "org.plume.vdb.import", "iv", &iv), PLUME_OK);
+        CHECK_STATUS(api->node_bind(iv, "target", "q3"), PLUME_OK);
+        CHECK_STATUS(val->validate(iv), PLUME_ERR_MISSING_INPUT);
+        CHECK_MSG(api, ctx, "no file given");
+        api->node_destroy(sv);
+        api->node_destroy(ev);
+        api->node_destroy(iv);
     }
 
     /* A node of one context cooked in another. */
